@@ -1,0 +1,38 @@
+package container
+
+import (
+	"time"
+
+	"github.com/berth-io/berth/internal/fsm"
+)
+
+// Event types recorded in an instance's history.
+const (
+	EventCreateRequested  = "ContainerCreateRequested"
+	EventCreating         = "ContainerCreating"
+	EventStarted          = "ContainerStarted"
+	EventExited           = "ContainerExited"
+	EventFailed           = "ContainerFailed"
+	EventStopRequested    = "ContainerStopRequested"
+	EventStopping         = "ContainerStopping"
+	EventStopped          = "ContainerStopped"
+	EventStartRequested   = "ContainerStartRequested"
+	EventStarting         = "ContainerStarting"
+	EventDeleteRequested  = "ContainerDeleteRequested"
+	EventDeleting         = "ContainerDeleting"
+	EventDeleted          = "ContainerDeleted"
+	EventTransitionReject = "TransitionRejected"
+)
+
+// Event is one entry of an instance's history. Seq is assigned by the store:
+// 1, 2, 3, … per instance, without gaps.
+type Event struct {
+	InstanceID string     `json:"instance_id"`
+	Seq        int64      `json:"seq"`
+	Type       string     `json:"type"`
+	From       fsm.Status `json:"from,omitempty"`
+	To         fsm.Status `json:"to,omitempty"`
+	At         time.Time  `json:"at"`
+	Message    string     `json:"message,omitempty"`
+	ExitCode   *int       `json:"exit_code,omitempty"`
+}

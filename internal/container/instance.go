@@ -1,0 +1,83 @@
+package container
+
+import (
+	"time"
+
+	"github.com/berth-io/berth/internal/fsm"
+)
+
+// Instance is one container as berth manages it.
+type Instance struct {
+	ID              string            `json:"id"`
+	Name            string            `json:"name"`
+	Owner           string            `json:"owner"`
+	Template        string            `json:"template"`
+	Group           string            `json:"group,omitempty"`
+	Labels          map[string]string `json:"labels"`
+	Runtime         string            `json:"runtime"`
+	Image           string            `json:"image"`
+	Status          fsm.Status        `json:"status"`
+	StatusReason    string            `json:"status_reason,omitempty"`
+	ExitCode        *int              `json:"exit_code,omitempty"`
+	RuntimeID       string            `json:"runtime_id,omitempty"`
+	RuntimeNodeName string            `json:"runtime_node_name,omitempty"`
+	CreatedAt       time.Time         `json:"created_at"`
+	UpdatedAt       time.Time         `json:"updated_at"`
+	StartedAt       *time.Time        `json:"started_at,omitempty"`
+	FinishedAt      *time.Time        `json:"finished_at,omitempty"`
+	// Version increases by one with every committed change; it is the ETag.
+	Version int64 `json:"version"`
+
+	// Spec is stored with the instance and never shown: it may carry secrets.
+	Spec Spec `json:"-"`
+	// EventSeq is the seq of the instance's newest event; stores use it to
+	// number events without gaps or repeats.
+	EventSeq int64 `json:"-"`
+}
+
+// Clone returns a deep copy, so a caller may change it freely.
+func (in Instance) Clone() Instance {
+	out := in
+	out.Labels = cloneMap(in.Labels)
+	if in.ExitCode != nil {
+		v := *in.ExitCode
+		out.ExitCode = &v
+	}
+	if in.StartedAt != nil {
+		v := *in.StartedAt
+		out.StartedAt = &v
+	}
+	if in.FinishedAt != nil {
+		v := *in.FinishedAt
+		out.FinishedAt = &v
+	}
+	out.Spec = in.Spec.Clone()
+	return out
+}
+
+// Clone returns a deep copy.
+func (s Spec) Clone() Spec {
+	out := s
+	out.Command = append([]string(nil), s.Command...)
+	out.Args = append([]string(nil), s.Args...)
+	out.Env = cloneMap(s.Env)
+	out.Volumes = append([]Volume(nil), s.Volumes...)
+	out.Ports = append([]Port(nil), s.Ports...)
+	out.Labels = cloneMap(s.Labels)
+	out.Scheduling.HostLabels = cloneMap(s.Scheduling.HostLabels)
+	out.Scheduling.NodeSelector = cloneMap(s.Scheduling.NodeSelector)
+	out.Scheduling.Tolerations = append([]Toleration(nil), s.Scheduling.Tolerations...)
+	out.Scheduling.Constraints = append([]Constraint(nil), s.Scheduling.Constraints...)
+	return out
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

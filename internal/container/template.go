@@ -1,0 +1,91 @@
+package container
+
+// Runtime kinds a template may name.
+const (
+	RuntimeDocker     = "docker"
+	RuntimeKubernetes = "kubernetes"
+)
+
+// Pull policies, as Kubernetes spells them.
+const (
+	PullIfNotPresent = "IfNotPresent"
+	PullAlways       = "Always"
+	PullNever        = "Never"
+)
+
+// Volume types.
+const (
+	VolumeBind     = "bind"
+	VolumeNamed    = "volume"
+	VolumePVC      = "pvc"
+	VolumeEmptyDir = "empty_dir"
+)
+
+// Template is what an admin publishes and users create containers from.
+type Template struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Runtime     string            `json:"runtime"`
+	Image       string            `json:"image"`
+	PullPolicy  string            `json:"pull_policy,omitempty"`
+	Command     []string          `json:"command,omitempty"`
+	Args        []string          `json:"args,omitempty"`
+	Workdir     string            `json:"workdir,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	UserEnv     []string          `json:"user_env,omitempty"`
+	Volumes     []Volume          `json:"volumes,omitempty"`
+	Ports       []Port            `json:"ports,omitempty"`
+	Resources   Resources         `json:"resources"`
+	Scheduling  Scheduling        `json:"scheduling"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	// Version counts writes of the template; set by the store.
+	Version   int64  `json:"version"`
+	UpdatedAt string `json:"updated_at,omitempty"`
+}
+
+// Volume is a mount into the container.
+type Volume struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"read_only,omitempty"`
+	Type     string `json:"type"`
+}
+
+// Port is a container port to expose.
+type Port struct {
+	ContainerPort int    `json:"container_port"`
+	Protocol      string `json:"protocol,omitempty"`
+}
+
+// Resources bounds what a container may use. CPU is in cores ("0.5", "2")
+// or millicores ("500m"); memory in bytes with an optional binary suffix
+// ("256Mi", "1Gi"), as Kubernetes writes them.
+type Resources struct {
+	CPU    string `json:"cpu,omitempty"`
+	Memory string `json:"memory,omitempty"`
+	GPUs   int    `json:"gpus,omitempty"`
+}
+
+// Scheduling says where a container may run: host labels pick Docker hosts,
+// the rest is handed to Kubernetes.
+type Scheduling struct {
+	HostLabels   map[string]string `json:"host_labels,omitempty"`
+	NodeSelector map[string]string `json:"node_selector,omitempty"`
+	Tolerations  []Toleration      `json:"tolerations,omitempty"`
+	Constraints  []Constraint      `json:"constraints,omitempty"`
+}
+
+// Toleration mirrors a Kubernetes toleration.
+type Toleration struct {
+	Key      string `json:"key,omitempty"`
+	Operator string `json:"operator,omitempty"`
+	Value    string `json:"value,omitempty"`
+	Effect   string `json:"effect,omitempty"`
+}
+
+// Constraint is a node-affinity style rule: key In/NotIn/Exists values.
+type Constraint struct {
+	Key      string   `json:"key"`
+	Operator string   `json:"operator"`
+	Values   []string `json:"values,omitempty"`
+}

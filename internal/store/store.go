@@ -1,0 +1,232 @@
+// Package store declares how berth persists instances, their events, the
+// outbox, the create admission counter, templates and idempotency records,
+// and holds the conformance suite (storetest) every backend must pass.
+//
+// Every method is atomic: it commits all of its writes or none. Errors the
+// caller can act on are matchable with errors.Is: ErrNotFound, ErrConflict,
+// ErrAlreadyExists, ErrQueueFull and fsm.ErrInvalidTransition. Anything else
+// means the store could not be reached or failed; callers may retry it.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+)
+
+// Errors returned by every backend.
+var (
+	ErrNotFound      = errors.New("not found")
+	ErrConflict      = errors.New("conflict: the item changed since it was read")
+	ErrAlreadyExists = errors.New("already exists")
+	ErrQueueFull     = errors.New("create queue full")
+	ErrUnavailable   = errors.New("store unavailable")
+	// ErrDuplicateRequest: CreateParams.Idempotency names an (owner, key)
+	// that already has a live record; nothing was written.
+	ErrDuplicateRequest = errors.New("idempotency key already used")
+)
+
+// EventRetention is how long an instance's events stay readable after the
+// instance is deleted.
+const EventRetention = 7 * 24 * time.Hour
+
+// OutboxRetention is how long done outbox items are kept before they expire.
+const OutboxRetention = 24 * time.Hour
+
+// IdempotencyRetention is how long an idempotency record answers repeats.
+const IdempotencyRetention = 24 * time.Hour
+
+// Store is berth's persistence. Implementations: dynamostore (AWS) and
+// boltstore (the local server). Both pass storetest.Run.
+type Store interface {
+	InstanceStore
+	OutboxStore
+	AdmissionStore
+	TemplateStore
+	IdempotencyStore
+}
+
+// CreateParams is everything a create writes in one transaction.
+type CreateParams struct {
+	// Instance must have an ID, Status pending, Version 1 and EventSeq 0.
+	Instance container.Instance
+	// Outbox is the create request; its InstanceID and InstanceVersion must
+	// match the instance.
+	Outbox container.OutboxItem
+	// Event is the instance's first event; the store sets Seq to 1.
+	Event container.Event
+	// MaxPending bounds unfinished creates (instances in pending or
+	// creating). Zero or less means no bound.
+	MaxPending int
+	// Idempotency, if set, is stored in the same transaction; if its
+	// (Owner, Key) already has a live record the create fails with
+	// ErrDuplicateRequest and writes nothing.
+	Idempotency *IdempotencyRecord
+}
+
+// TransitionParams describes one conditional status change.
+type TransitionParams struct {
+	// ID and ExpectVersion name the instance as the caller read it; the
+	// change is made only if the stored version still equals ExpectVersion.
+	ID            string
+	ExpectVersion int64
+	// From must equal the stored status; To must be allowed by fsm.Check.
+	// To == From is allowed for field-only updates (no status change).
+	From, To fsm.Status
+	// Update, if set, changes other fields of the instance in the same
+	// write. It receives a copy of the stored instance with Status already
+	// set to To; it must not change ID, Owner, Version or EventSeq.
+	Update func(*container.Instance)
+	// Outbox, if set, is written in the same transaction.
+	Outbox *container.OutboxItem
+	// Event, if set, is appended in the same transaction (Seq is assigned).
+	Event *container.Event
+	// CompleteOutboxID, if set, marks that outbox item done in the same
+	// transaction, so a worker's last step and its bookkeeping commit together.
+	CompleteOutboxID string
+}
+
+// DeleteParams removes an instance.
+type DeleteParams struct {
+	ID            string
+	ExpectVersion int64
+	// Event (ContainerDeleted) is appended as the last event; the history
+	// stays readable for EventRetention after the delete.
+	Event container.Event
+	// CompleteOutboxID, if set, marks that outbox item done in the same transaction.
+	CompleteOutboxID string
+}
+
+// ListQuery filters an owner's instances. Empty fields do not filter.
+type ListQuery struct {
+	// Owner restricts to one owner; empty lists every owner (admin only,
+	// enforced by the caller).
+	Owner    string
+	Statuses []fsm.Status
+	Template string
+	Group    string
+	// Labels must all match exactly.
+	Labels map[string]string
+	// Limit is 1..100; 0 means 50.
+	Limit int
+	// Cursor is a NextCursor from an earlier page of the same query.
+	Cursor string
+}
+
+// Page is one page of a listing. NextCursor is empty on the last page.
+type Page[T any] struct {
+	Items      []T
+	NextCursor string
+}
+
+// InstanceStore holds instances and their events.
+type InstanceStore interface {
+	// CreateInstance writes the instance, its outbox item and its first
+	// event, and takes a create admission slot, all or nothing. It returns
+	// ErrQueueFull (nothing written) when MaxPending unfinished creates
+	// already exist, ErrAlreadyExists when the ID is taken.
+	CreateInstance(ctx context.Context, p CreateParams) (container.Instance, error)
+
+	// Transition changes an instance's status (and optionally other fields)
+	// if it is still at ExpectVersion and From, bumping Version by one, and
+	// writes the optional outbox item and event with it. Errors:
+	// ErrNotFound (no such instance), ErrConflict (version or status moved
+	// on; the caller re-reads), fsm.ErrInvalidTransition (the table forbids
+	// From → To; nothing is written). Leaving pending or creating releases
+	// the instance's create admission slot in the same write.
+	Transition(ctx context.Context, p TransitionParams) (container.Instance, error)
+
+	// AppendEvent records an event without changing the instance (used for
+	// TransitionRejected). ErrNotFound if the instance does not exist.
+	AppendEvent(ctx context.Context, ev container.Event) (container.Event, error)
+
+	// DeleteInstance removes the instance if it is still at ExpectVersion
+	// (ErrConflict otherwise, ErrNotFound if gone), appends the final event,
+	// releases a held admission slot, and keeps the events readable for
+	// EventRetention.
+	DeleteInstance(ctx context.Context, p DeleteParams) error
+
+	// GetInstance returns the instance or ErrNotFound.
+	GetInstance(ctx context.Context, id string) (container.Instance, error)
+
+	// ListInstances returns instances matching q; with Owner set, in ID
+	// order (oldest first). Paging through with NextCursor never repeats or skips an
+	// instance that exists for the whole walk, whatever is inserted meanwhile.
+	ListInstances(ctx context.Context, q ListQuery) (Page[container.Instance], error)
+
+	// ListActive returns non-terminal instances (every status but stopped
+	// and failed) without reading terminal ones, for the reconciler.
+	ListActive(ctx context.Context, cursor string, limit int) (Page[container.Instance], error)
+
+	// ListEvents returns an instance's events oldest first. It works for a
+	// live instance and for EventRetention after its deletion; otherwise
+	// ErrNotFound.
+	ListEvents(ctx context.Context, instanceID, cursor string, limit int) (Page[container.Event], error)
+}
+
+// OutboxStore is the bookkeeping of outbox items.
+type OutboxStore interface {
+	// GetOutbox returns an item or ErrNotFound.
+	GetOutbox(ctx context.Context, id string) (container.OutboxItem, error)
+	// MarkDispatched records that the item was handed to a queue. Marking a
+	// done or failed item is a no-op; ErrNotFound if the item is unknown.
+	MarkDispatched(ctx context.Context, id string, at time.Time) error
+	// MarkDone records that a worker finished the item (or found it no
+	// longer applied); done items expire after OutboxRetention.
+	MarkDone(ctx context.Context, id string, at time.Time) error
+	// MarkAttempt records a failed attempt: the count and the error. The
+	// item stays dispatched and is retried by its queue.
+	MarkAttempt(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error
+	// MarkFailed records that the item was given up after its last attempt.
+	MarkFailed(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error
+	// ListUndispatched returns items still pending (never dispatched)
+	// created before the given time, oldest first, at most limit.
+	ListUndispatched(ctx context.Context, createdBefore time.Time, limit int) ([]container.OutboxItem, error)
+}
+
+// AdmissionStore is the create admission counter: the number of instances in
+// pending or creating. CreateInstance and Transition keep it exact; these
+// methods read and repair it.
+type AdmissionStore interface {
+	// AdmissionCount returns the counter's value.
+	AdmissionCount(ctx context.Context) (int, error)
+	// RepairAdmission recomputes the counter from the instances and stores
+	// it, returning the old and new values.
+	RepairAdmission(ctx context.Context) (before, after int, err error)
+}
+
+// TemplateStore holds templates by name.
+type TemplateStore interface {
+	// PutTemplate creates or replaces a template; created reports which.
+	// The stored Version is bumped by one.
+	PutTemplate(ctx context.Context, t container.Template) (stored container.Template, created bool, err error)
+	// GetTemplate returns a template or ErrNotFound.
+	GetTemplate(ctx context.Context, name string) (container.Template, error)
+	// ListTemplates returns every template by name.
+	ListTemplates(ctx context.Context) ([]container.Template, error)
+	// DeleteTemplate removes a template; ErrNotFound if there is none.
+	DeleteTemplate(ctx context.Context, name string) error
+}
+
+// IdempotencyRecord remembers the first response to an (owner, key) request.
+type IdempotencyRecord struct {
+	Owner       string            `json:"owner"`
+	Key         string            `json:"key"`
+	RequestHash string            `json:"request_hash"`
+	Status      int               `json:"status"`
+	Body        []byte            `json:"body"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	CreatedAt   time.Time         `json:"created_at"`
+}
+
+// IdempotencyStore keeps idempotency records for IdempotencyRetention.
+type IdempotencyStore interface {
+	// PutIdempotency stores rec unless (Owner, Key) already has a live
+	// record, in which case it returns that record and ErrAlreadyExists.
+	PutIdempotency(ctx context.Context, rec IdempotencyRecord) (IdempotencyRecord, error)
+	// GetIdempotency returns the live record or ErrNotFound.
+	GetIdempotency(ctx context.Context, owner, key string) (IdempotencyRecord, error)
+}
