@@ -1,0 +1,47 @@
+package config
+
+// Docker is the `docker:` section: the Docker engines berth may place
+// containers on.
+type Docker struct {
+	Hosts []DockerHost `yaml:"hosts"`
+}
+
+// DockerHost is one Docker engine.
+type DockerHost struct {
+	// Name identifies the host; it becomes runtime_node_name.
+	Name string `yaml:"name"`
+	// Endpoint is unix:///path or tcp://host:port.
+	Endpoint string `yaml:"endpoint"`
+	// TLS is required for tcp:// endpoints other than loopback.
+	TLS *DockerTLS `yaml:"tls,omitempty"`
+	// Labels are matched by a template's scheduling.host_labels.
+	Labels map[string]string `yaml:"labels,omitempty"`
+	// Capacity is how many berth containers may run there (0: no limit).
+	Capacity int `yaml:"capacity"`
+	// AllowedBindRoots are the only host paths bind mounts may come from;
+	// empty means bind mounts are refused.
+	AllowedBindRoots []string `yaml:"allowed_bind_roots,omitempty"`
+	// NetworkMode for containers; the engine default when empty.
+	NetworkMode string `yaml:"network_mode,omitempty"`
+}
+
+// DockerTLS gives the client certificate material, as files or inline PEM.
+type DockerTLS struct {
+	CAFile   string `yaml:"ca_file,omitempty"`
+	CertFile string `yaml:"cert_file,omitempty"`
+	KeyFile  string `yaml:"key_file,omitempty"`
+	CA       string `yaml:"ca,omitempty"`
+	Cert     string `yaml:"cert,omitempty"`
+	Key      string `yaml:"key,omitempty"`
+}
+
+// Registry is a registry credential used when pulling images.
+type Registry struct {
+	// Host is the registry host, e.g. ghcr.io or
+	// 123456789012.dkr.ecr.eu-west-1.amazonaws.com (ECR hosts get tokens
+	// from AWS instead of a password).
+	Host     string `yaml:"host"`
+	Username string `yaml:"username,omitempty"`
+	// Password is a secret: never logged.
+	Password string `yaml:"password,omitempty"`
+}
