@@ -4,6 +4,8 @@ package config
 // containers on.
 type Docker struct {
 	Hosts []DockerHost `yaml:"hosts"`
+	// Registries give pull credentials by registry host.
+	Registries []Registry `yaml:"registries,omitempty"`
 }
 
 // DockerHost is one Docker engine.
