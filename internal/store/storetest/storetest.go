@@ -1,0 +1,128 @@
+// Package storetest is the conformance suite every store.Store backend must
+// pass. A backend's test calls Run with a factory that returns a fresh,
+// empty store reading time from the given clock.
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// Factory returns a new, empty store whose notion of "now" is now.
+type Factory func(t testing.TB, now func() time.Time) store.Store
+
+// Clock is a settable clock for the stores under test.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock starts a clock at a fixed, recent time.
+func NewClock() *Clock {
+	return &Clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+var idCounter atomic.Int64
+
+// newID returns a unique, time-sortable id so that tests control ordering.
+func newID() string { return container.NewID() }
+
+// NewCreate builds valid CreateParams for a pending instance of owner.
+func NewCreate(clock *Clock, owner string) store.CreateParams {
+	id := newID()
+	now := clock.Now()
+	n := idCounter.Add(1)
+	inst := container.Instance{
+		ID:       id,
+		Name:     fmt.Sprintf("c-%d", n),
+		Owner:    owner,
+		Template: "busybox",
+		Labels:   map[string]string{"team": "a"},
+		Runtime:  container.RuntimeDocker,
+		Image:    "busybox:1",
+		Status:   fsm.Pending,
+		Version:  1,
+		Spec: container.Spec{
+			Runtime:   container.RuntimeDocker,
+			Image:     "busybox:1",
+			Command:   []string{"sleep", "60"},
+			Env:       map[string]string{"SECRET": "s3cr3t"},
+			Volumes:   []container.Volume{{Source: "/srv/berth/x", Target: "/data", Type: container.VolumeBind}},
+			Resources: container.Resources{CPU: "0.5", Memory: "64Mi"},
+			Labels:    map[string]string{"team": "a"},
+		},
+		CreatedAt: now,
+		UpdatedAt: now,
+	}
+	return store.CreateParams{
+		Instance: inst,
+		Outbox: container.OutboxItem{
+			ID: newID(), InstanceID: id, Op: container.OpCreate, InstanceVersion: 1,
+			RequestID: "req-" + id, State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
+		},
+		Event: container.Event{
+			InstanceID: id, Type: container.EventCreateRequested, To: fsm.Pending, At: now,
+		},
+	}
+}
+
+// Run runs the whole conformance suite against the backend.
+func Run(t *testing.T, newStore Factory) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store, c *Clock)
+	}{
+		{"CreateAndGet", testCreateAndGet},
+		{"CreateDuplicateID", testCreateDuplicateID},
+		{"CreateQueueFull", testCreateQueueFull},
+		{"CreateIdempotency", testCreateIdempotency},
+		{"Transition", testTransition},
+		{"TransitionErrors", testTransitionErrors},
+		{"TransitionWithOutboxAndCompletion", testTransitionWithOutbox},
+		{"AdmissionReleasedOnLeavingCreate", testAdmissionRelease},
+		{"RepairAdmission", testRepairAdmission},
+		{"AppendEvent", testAppendEvent},
+		{"DeleteKeepsEventsForRetention", testDelete},
+		{"DeleteErrors", testDeleteErrors},
+		{"ListFiltersAndOwners", testListFilters},
+		{"ListPaginationWithInserts", testListPaginationWithInserts},
+		{"ListActiveSkipsTerminal", testListActive},
+		{"ListEventsPaginated", testListEventsPaginated},
+		{"OutboxBookkeeping", testOutbox},
+		{"ListUndispatched", testListUndispatched},
+		{"Templates", testTemplates},
+		{"Idempotency", testIdempotency},
+		{"RacingTransitionsOneWinnerPerVersion", testRacingTransitions},
+		{"ConcurrentCreatesRespectMaxPending", testConcurrentCreates},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clock := NewClock()
+			s := newStore(t, clock.Now)
+			tc.fn(t, s, clock)
+		})
+	}
+}
