@@ -1,0 +1,70 @@
+package runvars
+
+import (
+	"errors"
+	"os"
+	"testing"
+)
+
+func TestExpand(t *testing.T) {
+	values := map[string]string{"USERID": "alice", "WORKSPACE_PATH": "/srv/ws/alice", "GROUP": ""}
+	cases := []struct {
+		in, want string
+		unknown  bool
+		syntax   bool
+	}{
+		{in: "plain", want: "plain"},
+		{in: "$USERID", want: "alice"},
+		{in: "${USERID}-x", want: "alice-x"},
+		{in: "$WORKSPACE_PATH/data", want: "/srv/ws/alice/data"},
+		{in: "cost $$5", want: "cost $5"},
+		{in: "g=$GROUP.", want: "g=."},
+		{in: "$HOME", unknown: true},
+		{in: "${PATH}:$USERID", unknown: true},
+		{in: "$", syntax: true},
+		{in: "${USERID", syntax: true},
+		{in: "${1X}", syntax: true},
+		{in: "$-", syntax: true},
+	}
+	for _, tc := range cases {
+		got, err := Expand(tc.in, values)
+		var ue *UnknownError
+		var se *SyntaxError
+		switch {
+		case tc.unknown:
+			if !errors.As(err, &ue) {
+				t.Errorf("Expand(%q) err = %v, want unknown variable", tc.in, err)
+			}
+		case tc.syntax:
+			if !errors.As(err, &se) {
+				t.Errorf("Expand(%q) err = %v, want syntax error", tc.in, err)
+			}
+		default:
+			if err != nil || got != tc.want {
+				t.Errorf("Expand(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+			}
+		}
+	}
+}
+
+func TestNeverReadsProcessEnvironment(t *testing.T) {
+	os.Setenv("BERTH_SECRET_FOR_TEST", "leak")
+	defer os.Unsetenv("BERTH_SECRET_FOR_TEST")
+	if _, err := Expand("$BERTH_SECRET_FOR_TEST", nil); err == nil {
+		t.Fatal("an undeclared variable expanded")
+	}
+	if err := Check("$HOME"); err == nil {
+		t.Fatal("Check accepted $HOME")
+	}
+	if err := Check("$USERID/$CONTAINER_NAME"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDeclaredHaveDescriptions(t *testing.T) {
+	for _, v := range Declared {
+		if v.Description == "" || !IsDeclared(v.Name) {
+			t.Errorf("%s: missing description or not declared", v.Name)
+		}
+	}
+}
