@@ -35,4 +35,12 @@ type Event struct {
 	At         time.Time  `json:"at"`
 	Message    string     `json:"message,omitempty"`
 	ExitCode   *int       `json:"exit_code,omitempty"`
+	// Actor is who caused the event: a user id for requests, "berth" for
+	// what the workers and the reconciler observed. The first event's actor
+	// is the owner, which is how a deleted instance's history stays
+	// readable by its owner alone.
+	Actor string `json:"actor,omitempty"`
 }
+
+// ActorSystem is the Actor of events berth itself records.
+const ActorSystem = "berth"

@@ -57,7 +57,9 @@ func declaredList() string {
 // SyntaxError is a malformed reference such as "${USERID" or "$".
 type SyntaxError struct{ Input, Reason string }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("runtime variables in %q: %s", e.Input, e.Reason) }
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("runtime variables in %q: %s", e.Input, e.Reason)
+}
 
 // Check reports an *UnknownError or *SyntaxError if s references anything
 // but declared variables. It needs no values, so templates are checked when
