@@ -1,0 +1,157 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// CreateRequest is POST /api/containers.
+type CreateRequest struct {
+	Template string            `json:"template"`
+	Name     string            `json:"name,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Group    string            `json:"group,omitempty"`
+}
+
+// Idempotency identifies a request that may be repeated.
+type Idempotency struct {
+	Key string
+	// Hash is a digest of the request body: a repeat with the same key and
+	// another hash is refused.
+	Hash string
+	// Response renders the instance as the first response will show it;
+	// a repeat returns exactly these bytes.
+	Response func(container.Instance) (status int, body []byte, headers map[string]string)
+}
+
+// CreateResult is a create's outcome. Replayed is set when an idempotent
+// repeat returned the first response instead of creating anything.
+type CreateResult struct {
+	Instance container.Instance
+	Replayed *store.IdempotencyRecord
+}
+
+// CreateByTemplate validates the request against its template, resolves the
+// container spec and writes the pending instance, its create request and
+// its first event in one store call. The work happens in the background.
+func (m *Manager) CreateByTemplate(ctx context.Context, c identity.Caller, req CreateRequest, idem *Idempotency, requestID string) (CreateResult, error) {
+	if idem != nil {
+		if rec, err := m.store.GetIdempotency(ctx, c.User, idem.Key); err == nil {
+			return m.replay(rec, idem)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return CreateResult{}, fmt.Errorf("reading idempotency key: %w", err)
+		}
+	}
+	var f fields
+	if req.Template == "" {
+		f.add("template", "is required")
+	}
+	if req.Name != "" {
+		validName(&f, "name", req.Name)
+	}
+	validLabels(&f, "labels", req.Labels)
+	validGroup(&f, "group", req.Group)
+	validEnv(&f, "env", req.Env)
+	if err := f.err(); err != nil {
+		return CreateResult{}, err
+	}
+	tpl, err := m.store.GetTemplate(ctx, req.Template)
+	if errors.Is(err, store.ErrNotFound) {
+		f.add("template", "no template named %q", req.Template)
+		return CreateResult{}, f.err()
+	}
+	if err != nil {
+		return CreateResult{}, fmt.Errorf("reading template %q: %w", req.Template, err)
+	}
+	if err := m.validateTemplate(tpl); err != nil {
+		// A template stored before a config change (a runtime switched off,
+		// a bind root removed) is refused rather than half-applied.
+		return CreateResult{}, fmt.Errorf("template %q is no longer valid here: %w", tpl.Name, err)
+	}
+
+	now := m.now().UTC()
+	id := container.NewID()
+	name := req.Name
+	if name == "" {
+		name = defaultName(tpl.Name, id)
+	}
+	inst := container.Instance{
+		ID: id, Name: name, Owner: c.User, Template: tpl.Name, Group: req.Group,
+		Labels: req.Labels, Runtime: tpl.Runtime, Image: tpl.Image, Status: fsm.Pending,
+		CreatedAt: now, UpdatedAt: now, Version: 1,
+	}
+	if inst.Labels == nil {
+		inst.Labels = map[string]string{}
+	}
+	spec, err := m.resolveSpec(tpl, inst, req.Env)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	inst.Spec = spec
+	inst.Image = spec.Image
+
+	p := store.CreateParams{
+		Instance: inst,
+		Outbox: container.OutboxItem{
+			ID: container.NewID(), InstanceID: id, Op: container.OpCreate, InstanceVersion: 1,
+			RequestID: requestID, State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
+		},
+		Event: container.Event{
+			InstanceID: id, Type: container.EventCreateRequested, To: fsm.Pending, At: now,
+			Message: fmt.Sprintf("create from template %q", tpl.Name), Actor: c.User,
+		},
+		MaxPending: m.maxPending,
+	}
+	if idem != nil {
+		status, body, headers := idem.Response(inst)
+		p.Idempotency = &store.IdempotencyRecord{
+			Owner: c.User, Key: idem.Key, RequestHash: idem.Hash,
+			Status: status, Body: body, Headers: headers, CreatedAt: now,
+		}
+	}
+	created, err := m.store.CreateInstance(ctx, p)
+	switch {
+	case errors.Is(err, store.ErrQueueFull):
+		return CreateResult{}, fmt.Errorf("%d creates are already waiting: %w", m.maxPending, ErrQueueFull)
+	case errors.Is(err, store.ErrDuplicateRequest):
+		// A concurrent request with the same key won the race.
+		rec, gerr := m.store.GetIdempotency(ctx, c.User, idem.Key)
+		if gerr != nil {
+			return CreateResult{}, fmt.Errorf("reading idempotency key after a race: %w", gerr)
+		}
+		return m.replay(rec, idem)
+	case err != nil:
+		return CreateResult{}, fmt.Errorf("creating instance: %w", err)
+	}
+	m.log.InfoContext(ctx, "create accepted", "instance_id", id, "owner", c.User, "template", tpl.Name,
+		"outbox_id", p.Outbox.ID, "request_id", requestID, "op", container.OpCreate)
+	return CreateResult{Instance: created}, nil
+}
+
+func (m *Manager) replay(rec store.IdempotencyRecord, idem *Idempotency) (CreateResult, error) {
+	if rec.RequestHash != idem.Hash {
+		return CreateResult{}, fmt.Errorf("Idempotency-Key %q was first used with another request body: %w", idem.Key, ErrIdempotencyKey)
+	}
+	var inst container.Instance
+	_ = json.Unmarshal(rec.Body, &inst)
+	return CreateResult{Instance: inst, Replayed: &rec}, nil
+}
+
+// defaultName is "<template>-<last 8 of the id>", lower-cased and cut to a
+// DNS label.
+func defaultName(tpl, id string) string {
+	suffix := strings.ToLower(id[len(id)-8:])
+	if len(tpl) > 63-9 {
+		tpl = strings.TrimRight(tpl[:63-9], "-")
+	}
+	return tpl + "-" + suffix
+}

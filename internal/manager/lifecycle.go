@@ -1,0 +1,103 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// Result is the outcome of Start, Stop or Delete. Enqueued is false when the
+// request needed no new work (already stopped, already being deleted).
+type Result struct {
+	Instance container.Instance
+	Enqueued bool
+}
+
+// lifecycleOp describes one user operation of the seed.
+type lifecycleOp struct {
+	name   string // for messages: "start"
+	op     container.Op
+	to     fsm.Status
+	event  string
+	noWork func(fsm.Status) bool // statuses in which the request is already satisfied
+}
+
+var (
+	startOp = lifecycleOp{name: "start", op: container.OpStart, to: fsm.StartPending, event: container.EventStartRequested,
+		noWork: func(s fsm.Status) bool { return s == fsm.StartPending || s == fsm.Starting }}
+	// Stop on a terminal instance is a no-op answered 200 (the seed skips it).
+	stopOp = lifecycleOp{name: "stop", op: container.OpStop, to: fsm.StopPending, event: container.EventStopRequested,
+		noWork: func(s fsm.Status) bool { return s.Terminal() || s == fsm.StopPending || s == fsm.Stopping }}
+	// Delete of an instance already being deleted enqueues nothing new.
+	deleteOp = lifecycleOp{name: "delete", op: container.OpDelete, to: fsm.DeletePending, event: container.EventDeleteRequested,
+		noWork: func(s fsm.Status) bool { return s == fsm.DeletePending || s == fsm.Deleting }}
+)
+
+// Start asks for a stopped (or running, to restart) container to start.
+func (m *Manager) Start(ctx context.Context, c identity.Caller, id string, ifMatch *int64, requestID string) (Result, error) {
+	return m.request(ctx, c, id, ifMatch, requestID, startOp)
+}
+
+// Stop asks for a container to stop. Already terminal: nothing to do.
+func (m *Manager) Stop(ctx context.Context, c identity.Caller, id string, ifMatch *int64, requestID string) (Result, error) {
+	return m.request(ctx, c, id, ifMatch, requestID, stopOp)
+}
+
+// Delete asks for a container to be removed, with its instance; its events
+// stay readable for store.EventRetention.
+func (m *Manager) Delete(ctx context.Context, c identity.Caller, id string, ifMatch *int64, requestID string) (Result, error) {
+	return m.request(ctx, c, id, ifMatch, requestID, deleteOp)
+}
+
+// maxConflictRetries bounds re-reads when a worker moves the instance
+// between our read and our write.
+const maxConflictRetries = 8
+
+func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifMatch *int64, requestID string, op lifecycleOp) (Result, error) {
+	for attempt := 0; ; attempt++ {
+		inst, err := m.Get(ctx, c, id)
+		if err != nil {
+			return Result{}, err
+		}
+		if ifMatch != nil && *ifMatch != inst.Version {
+			return Result{}, fmt.Errorf("instance %s is at version %d, not %d: %w", id, inst.Version, *ifMatch, ErrVersion)
+		}
+		if op.noWork(inst.Status) {
+			return Result{Instance: inst}, nil
+		}
+		if !fsm.Can(inst.Status, op.to) {
+			return Result{}, &StateError{Op: op.name, Current: inst.Status}
+		}
+		now := m.now().UTC()
+		item := container.OutboxItem{
+			ID: container.NewID(), InstanceID: id, Op: op.op, InstanceVersion: inst.Version + 1,
+			RequestID: requestID, State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
+		}
+		out, err := m.store.Transition(ctx, store.TransitionParams{
+			ID: id, ExpectVersion: inst.Version, From: inst.Status, To: op.to,
+			Update: func(i *container.Instance) { i.StatusReason = op.name + " requested by " + c.User },
+			Outbox: &item,
+			Event: &container.Event{Type: op.event, From: inst.Status, To: op.to, At: now,
+				Message: op.name + " requested", Actor: c.User},
+		})
+		switch {
+		case err == nil:
+			m.log.InfoContext(ctx, op.name+" accepted", "instance_id", id, "outbox_id", item.ID,
+				"request_id", requestID, "op", op.op, "from", inst.Status)
+			return Result{Instance: out, Enqueued: true}, nil
+		case errors.Is(err, store.ErrNotFound):
+			return Result{}, fmt.Errorf("container %s: %w", id, ErrNotFound)
+		case errors.Is(err, store.ErrConflict) && ifMatch != nil:
+			return Result{}, fmt.Errorf("instance %s changed: %w", id, ErrVersion)
+		case errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries:
+			continue // a worker moved it; decide again on fresh state
+		default:
+			return Result{}, fmt.Errorf("%s of %s: %w", op.name, id, err)
+		}
+	}
+}

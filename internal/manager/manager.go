@@ -1,0 +1,91 @@
+// Package manager is berth's ContainerManager (the seed's): it validates
+// user requests, writes each one as a single store call (instance change +
+// outbox item + event), and applies what the runtimes report (OnEvent)
+// through the FSM. HTTP handlers, workers and the reconciler all go through it.
+package manager
+
+import (
+	"log/slog"
+	"path"
+	"regexp"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// Options configure a Manager.
+type Options struct {
+	Store store.Store
+	// MaxPending is container.create_queue_max_pending: unfinished creates
+	// beyond it are refused with ErrQueueFull.
+	MaxPending int
+	// Runtimes are the runtime kinds templates may name (config
+	// container.allowed_runtimes).
+	Runtimes []string
+	// BindRoots are the host paths bind mounts may come from (the union of
+	// the Docker hosts' allowed_bind_roots; each host checks its own again).
+	BindRoots []string
+	// WorkspaceRoot is where $WORKSPACE_PATH points: WorkspaceRoot/<user>.
+	WorkspaceRoot string
+	// Clock and Logger default to time.Now and slog.Default.
+	Clock  func() time.Time
+	Logger *slog.Logger
+	// WaitPoll is the first poll interval of Wait (it backs off to 1 s).
+	WaitPoll time.Duration
+	// Metrics receives EMF metrics; nil discards them.
+	Metrics *metrics.Emitter
+}
+
+// Manager is the ContainerManager. It is safe for concurrent use.
+type Manager struct {
+	store         store.Store
+	maxPending    int
+	runtimes      []string
+	bindRoots     []string
+	workspaceRoot string
+	now           func() time.Time
+	log           *slog.Logger
+	waitPoll      time.Duration
+	metrics       *metrics.Emitter
+}
+
+// New returns a Manager.
+func New(o Options) *Manager {
+	m := &Manager{
+		store: o.Store, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
+		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.log == nil {
+		m.log = slog.Default()
+	}
+	if len(m.runtimes) == 0 {
+		m.runtimes = []string{container.RuntimeDocker}
+	}
+	if m.workspaceRoot == "" {
+		m.workspaceRoot = "/srv/berth/workspaces"
+	}
+	if m.waitPoll <= 0 {
+		m.waitPoll = 100 * time.Millisecond
+	}
+	return m
+}
+
+// Store returns the manager's store, for the workers and the reconciler.
+func (m *Manager) Store() store.Store { return m.store }
+
+var unsafePathChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+// workspacePath is WorkspaceRoot/<user>, with the user id reduced to
+// characters that cannot climb out of the root.
+func (m *Manager) workspacePath(user string) string {
+	u := unsafePathChars.ReplaceAllString(user, "_")
+	if u == "." || u == ".." {
+		u = "_"
+	}
+	return path.Join(m.workspaceRoot, u)
+}

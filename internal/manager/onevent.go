@@ -1,0 +1,207 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// ObservationKind is what a runtime saw happen to a container.
+type ObservationKind string
+
+// The observations the state loop understands.
+const (
+	ObservedStarted   ObservationKind = "started"   // the container is running
+	ObservedExited    ObservationKind = "exited"    // it ended (ExitCode, OOMKilled)
+	ObservedDestroyed ObservationKind = "destroyed" // it is gone from the runtime
+)
+
+// Observation is a runtime lifecycle event for one instance, from a runtime
+// watch, a worker or the reconciler.
+type Observation struct {
+	InstanceID string
+	Kind       ObservationKind
+	ExitCode   *int
+	OOMKilled  bool
+	At         time.Time
+	NodeName   string
+	RuntimeID  string
+	Message    string
+}
+
+// Applied says what OnEvent did with an observation.
+type Applied string
+
+// Outcomes of OnEvent.
+const (
+	AppliedTransition Applied = "transition" // the instance moved
+	AppliedNoop       Applied = "noop"       // it already reflected the observation
+	AppliedRecorded   Applied = "recorded"   // recorded as an event only (expected during delete)
+	AppliedRejected   Applied = "rejected"   // the FSM forbids it: TransitionRejected recorded
+	AppliedGone       Applied = "gone"       // the instance no longer exists
+)
+
+// OnEvent is the state loop: it applies a runtime observation to its
+// instance through the FSM and records it. A container that exits by
+// itself becomes stopped (exit 0) or failed (non-zero, or OOM-killed); one
+// that was asked to stop becomes stopped whatever its exit code. An
+// observation the FSM does not allow is recorded as TransitionRejected and
+// logged, never dropped.
+func (m *Manager) OnEvent(ctx context.Context, ob Observation) (Applied, error) {
+	if ob.At.IsZero() {
+		ob.At = m.now()
+	}
+	ob.At = ob.At.UTC()
+	for attempt := 0; ; attempt++ {
+		inst, err := m.store.GetInstance(ctx, ob.InstanceID)
+		if errors.Is(err, store.ErrNotFound) {
+			m.log.InfoContext(ctx, "observation for a deleted instance", "instance_id", ob.InstanceID, "kind", ob.Kind)
+			return AppliedGone, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("on event %s of %s: %w", ob.Kind, ob.InstanceID, err)
+		}
+		applied, err := m.applyObservation(ctx, inst, ob)
+		if errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries {
+			continue
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return AppliedGone, nil
+		}
+		return applied, err
+	}
+}
+
+func (m *Manager) applyObservation(ctx context.Context, inst container.Instance, ob Observation) (Applied, error) {
+	to, evType, ok := target(inst.Status, ob)
+	switch {
+	case !ok:
+		return AppliedRecorded, m.record(ctx, inst, ob, observationType(ob), "")
+	case to == inst.Status:
+		if ob.Kind == ObservedStarted && inst.RuntimeNodeName == "" && ob.NodeName != "" {
+			// Backfill what a restart or a lost write left empty.
+			_, err := m.store.Transition(ctx, store.TransitionParams{ID: inst.ID, ExpectVersion: inst.Version,
+				From: inst.Status, To: inst.Status, Update: func(i *container.Instance) { i.RuntimeNodeName = ob.NodeName }})
+			return AppliedNoop, err
+		}
+		return AppliedNoop, nil
+	case !fsm.Can(inst.Status, to):
+		msg := fmt.Sprintf("runtime reported %s while %s; %s → %s is not allowed", ob.Kind, inst.Status, inst.Status, to)
+		m.log.WarnContext(ctx, "transition rejected", "instance_id", inst.ID, "kind", ob.Kind, "from", inst.Status, "to", to)
+		m.metrics.Count("RejectedTransitions", 1, "Kind", string(ob.Kind))
+		return AppliedRejected, m.record(ctx, inst, ob, container.EventTransitionReject, msg)
+	}
+	reason := statusReason(inst.Status, to, ob)
+	_, err := m.store.Transition(ctx, store.TransitionParams{
+		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: to,
+		Update: func(i *container.Instance) {
+			i.StatusReason = reason
+			if ob.NodeName != "" {
+				i.RuntimeNodeName = ob.NodeName
+			}
+			if ob.RuntimeID != "" {
+				i.RuntimeID = ob.RuntimeID
+			}
+			switch ob.Kind {
+			case ObservedStarted:
+				at := ob.At
+				i.StartedAt, i.FinishedAt, i.ExitCode = &at, nil, nil
+			case ObservedExited, ObservedDestroyed:
+				at := ob.At
+				i.FinishedAt = &at
+				if ob.ExitCode != nil {
+					code := *ob.ExitCode
+					i.ExitCode = &code
+				}
+			}
+		},
+		Event: &container.Event{Type: evType, From: inst.Status, To: to, At: ob.At, Message: joinMsg(reason, ob.Message),
+			ExitCode: ob.ExitCode, Actor: container.ActorSystem},
+	})
+	if err != nil {
+		return "", err
+	}
+	m.log.InfoContext(ctx, "state changed", "instance_id", inst.ID, "from", inst.Status, "to", to, "kind", ob.Kind)
+	return AppliedTransition, nil
+}
+
+// target decides where an observation takes an instance in status s.
+// ok=false means the observation is expected and changes nothing (a
+// container dying or vanishing while berth deletes it).
+func target(s fsm.Status, ob Observation) (to fsm.Status, eventType string, ok bool) {
+	switch ob.Kind {
+	case ObservedStarted:
+		return fsm.Running, container.EventStarted, true
+	case ObservedExited, ObservedDestroyed:
+		switch s {
+		case fsm.DeletePending, fsm.Deleting:
+			return s, "", false
+		case fsm.StopPending:
+			// stop_pending → stopped is not in the table: the stop worker
+			// finds the container ended and finishes the request.
+			return s, "", false
+		case fsm.Stopping:
+			// Asked to stop: stopped, whatever the signal's exit code.
+			return fsm.Stopped, container.EventStopped, true
+		case fsm.Stopped, fsm.Failed:
+			return s, "", true // already there: a duplicate
+		}
+		if ob.Kind == ObservedDestroyed {
+			return fsm.Failed, container.EventFailed, true
+		}
+		if ob.OOMKilled || ob.ExitCode == nil || *ob.ExitCode != 0 {
+			return fsm.Failed, container.EventFailed, true
+		}
+		return fsm.Stopped, container.EventExited, true
+	}
+	return s, "", false
+}
+
+func statusReason(from, to fsm.Status, ob Observation) string {
+	switch {
+	case ob.Kind == ObservedStarted:
+		return "running"
+	case ob.Kind == ObservedDestroyed:
+		return "container removed outside berth"
+	case from == fsm.Stopping:
+		return "stopped on request"
+	case ob.OOMKilled:
+		return "killed: out of memory"
+	case ob.ExitCode != nil:
+		return fmt.Sprintf("exited with code %d", *ob.ExitCode)
+	}
+	return "exited"
+}
+
+func observationType(ob Observation) string {
+	switch ob.Kind {
+	case ObservedStarted:
+		return container.EventStarted
+	case ObservedDestroyed:
+		return container.EventDeleted
+	}
+	return container.EventExited
+}
+
+func (m *Manager) record(ctx context.Context, inst container.Instance, ob Observation, evType, msg string) error {
+	_, err := m.store.AppendEvent(ctx, container.Event{
+		InstanceID: inst.ID, Type: evType, From: inst.Status, At: ob.At,
+		Message: joinMsg(msg, ob.Message), ExitCode: ob.ExitCode, Actor: container.ActorSystem,
+	})
+	return err
+}
+
+func joinMsg(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + ": " + b
+}

@@ -1,0 +1,103 @@
+package manager
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/runvars"
+)
+
+// resolveSpec merges the template with the user's request and expands the
+// runtime variables. User env values are taken literally: only names the
+// template lists in user_env are accepted, and they win over the template.
+func (m *Manager) resolveSpec(t container.Template, inst container.Instance, userEnv map[string]string) (container.Spec, error) {
+	var f fields
+	values := map[string]string{
+		"USERID":         inst.Owner,
+		"WORKSPACE_PATH": m.workspacePath(inst.Owner),
+		"CONTAINER_ID":   inst.ID,
+		"CONTAINER_NAME": inst.Name,
+		"TEMPLATE":       t.Name,
+		"GROUP":          inst.Group,
+		"RUNTIME":        t.Runtime,
+	}
+	expand := func(field, s string) string {
+		out, err := runvars.Expand(s, values)
+		if err != nil {
+			f.add(field, "%v", err)
+		}
+		return out
+	}
+	expandAll := func(field string, xs []string) []string {
+		if xs == nil {
+			return nil
+		}
+		out := make([]string, len(xs))
+		for i, s := range xs {
+			out[i] = expand(fmt.Sprintf("%s[%d]", field, i), s)
+		}
+		return out
+	}
+	expandMap := func(field string, in map[string]string) map[string]string {
+		if in == nil {
+			return nil
+		}
+		out := make(map[string]string, len(in))
+		for k, v := range in {
+			out[k] = expand(field+"."+k, v)
+		}
+		return out
+	}
+
+	spec := container.Spec{
+		Runtime:    t.Runtime,
+		Image:      expand("image", t.Image),
+		PullPolicy: t.PullPolicy,
+		Command:    expandAll("command", t.Command),
+		Args:       expandAll("args", t.Args),
+		Workdir:    expand("workdir", t.Workdir),
+		Env:        expandMap("env", t.Env),
+		Ports:      slices.Clone(t.Ports),
+		Resources:  t.Resources,
+	}
+	for k, v := range userEnv {
+		if !slices.Contains(t.UserEnv, k) {
+			f.add("env."+k, "template %q does not let users set this variable (settable: %s)", t.Name, quoteList(t.UserEnv))
+			continue
+		}
+		if spec.Env == nil {
+			spec.Env = map[string]string{}
+		}
+		spec.Env[k] = v
+	}
+	for i, v := range t.Volumes {
+		field := fmt.Sprintf("volumes[%d]", i)
+		m.validateVolume(&f, field, v, values)
+		spec.Volumes = append(spec.Volumes, container.Volume{
+			Source: expand(field+".source", v.Source), Target: expand(field+".target", v.Target),
+			ReadOnly: v.ReadOnly, Type: v.Type,
+		})
+	}
+	spec.Scheduling = container.Scheduling{
+		HostLabels:   expandMap("scheduling.host_labels", t.Scheduling.HostLabels),
+		NodeSelector: expandMap("scheduling.node_selector", t.Scheduling.NodeSelector),
+		Tolerations:  slices.Clone(t.Scheduling.Tolerations),
+	}
+	for i, c := range t.Scheduling.Constraints {
+		spec.Scheduling.Constraints = append(spec.Scheduling.Constraints, container.Constraint{
+			Key: c.Key, Operator: c.Operator, Values: expandAll(fmt.Sprintf("scheduling.constraints[%d].values", i), c.Values),
+		})
+	}
+	labels := maps.Clone(t.Labels)
+	if len(inst.Labels) > 0 && labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, inst.Labels)
+	spec.Labels = labels
+	if spec.Image == "" {
+		f.add("image", "the template's image expands to nothing")
+	}
+	return spec, f.err()
+}
