@@ -1,0 +1,143 @@
+package boltstore
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+)
+
+var (
+	bucketInstances    = []byte("instances")
+	bucketOwnerIdx     = []byte("idx_owner")
+	bucketStatusIdx    = []byte("idx_status")
+	bucketEvents       = []byte("events")
+	bucketDeleted      = []byte("deleted")
+	bucketOutbox       = []byte("outbox")
+	bucketUndispatched = []byte("idx_undispatched")
+	bucketExpiry       = []byte("expiry")
+	bucketTemplates    = []byte("templates")
+	bucketIdempotency  = []byte("idempotency")
+	bucketCounters     = []byte("counters")
+	bucketMeta         = []byte("meta")
+
+	allBuckets = [][]byte{
+		bucketInstances, bucketOwnerIdx, bucketStatusIdx, bucketEvents, bucketDeleted,
+		bucketOutbox, bucketUndispatched, bucketExpiry, bucketTemplates, bucketIdempotency,
+		bucketCounters, bucketMeta,
+	}
+
+	keyAdmission = []byte("admission")
+	keySchema    = []byte("schema")
+)
+
+// sep joins the parts of composite keys. ULIDs, statuses and the owners the
+// API accepts never contain it, and readers re-check the decoded record, so
+// a stray 0x00 in an owner can only make a prefix walk look at more keys.
+const sep = 0x00
+
+func joinKey(a, b string) []byte {
+	k := make([]byte, 0, len(a)+1+len(b))
+	k = append(k, a...)
+	k = append(k, sep)
+	return append(k, b...)
+}
+
+// prefixKey is "a 0x00": every joinKey(a, …) starts with it.
+func prefixKey(a string) []byte { return joinKey(a, "") }
+
+// afterPrefix is the smallest key greater than every key with the prefix,
+// used to jump over a whole status in the status index.
+func afterPrefix(prefix []byte) []byte {
+	k := bytes.Clone(prefix)
+	k[len(k)-1]++ // prefixes end in sep (0x00), so no overflow
+	return k
+}
+
+func eventKey(id string, seq int64) []byte {
+	k := prefixKey(id)
+	return binary.BigEndian.AppendUint64(k, uint64(seq))
+}
+
+func seqFromEventKey(k []byte) int64 {
+	return int64(binary.BigEndian.Uint64(k[len(k)-8:]))
+}
+
+// timeBytes encodes t so that byte order equals time order: UnixNano with
+// the sign bit flipped, big endian. Times outside UnixNano's range (years
+// before 1678 or after 2262, and the zero time) are clamped.
+func timeBytes(t time.Time) []byte {
+	var n int64
+	switch {
+	case t.Before(time.Unix(0, math.MinInt64)):
+		n = math.MinInt64
+	case t.After(time.Unix(0, math.MaxInt64)):
+		n = math.MaxInt64
+	default:
+		n = t.UnixNano()
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(n)^(1<<63))
+}
+
+func timeFromBytes(b []byte) time.Time {
+	return time.Unix(0, int64(binary.BigEndian.Uint64(b[:8])^(1<<63))).UTC()
+}
+
+func undispatchedKey(createdAt time.Time, id string) []byte {
+	return append(timeBytes(createdAt), id...)
+}
+
+// Kinds of expiry entries.
+const (
+	expireEvents      byte = 'e' // ref: instance id (events and deletion marker)
+	expireOutbox      byte = 'o' // ref: outbox id
+	expireIdempotency byte = 'i' // ref: idempotency key (owner 0x00 key)
+)
+
+func expiryKey(at time.Time, kind byte, ref []byte) []byte {
+	k := append(timeBytes(at), kind)
+	return append(k, ref...)
+}
+
+func int64Bytes(n int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(n)) }
+
+func int64FromBytes(b []byte) int64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(b))
+}
+
+// Cursors are opaque to callers: base64url of the walk position (an id, a
+// status index key or an event seq). Decoding validates only the encoding;
+// a position from another query just starts the walk elsewhere.
+func encodeCursor(pos []byte) string { return base64.RawURLEncoding.EncodeToString(pos) }
+
+func decodeCursor(c string) ([]byte, error) {
+	if c == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) == 0 {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidCursor, c)
+	}
+	return b, nil
+}
+
+// Page sizes of the listings (store.ListQuery documents the same bounds).
+const (
+	defaultLimit = 50
+	maxLimit     = 100
+)
+
+func pageLimit(n int) int {
+	switch {
+	case n <= 0:
+		return defaultLimit
+	case n > maxLimit:
+		return maxLimit
+	}
+	return n
+}

@@ -1,0 +1,219 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// Outbox states move forward only: pending → dispatched → done | failed.
+// Done is final. A late success may still turn failed into done (the work
+// did happen), but nothing turns done or failed back into an earlier state,
+// so a slow or repeated report cannot resurrect finished work.
+
+// GetOutbox returns the item; a done item past store.OutboxRetention is gone
+// even if Purge has not removed it yet.
+func (s *Store) GetOutbox(ctx context.Context, id string) (container.OutboxItem, error) {
+	var out container.OutboxItem
+	err := s.view(ctx, "get outbox "+id, func(tx *bolt.Tx) error {
+		ob, err := mustLoadOutbox(tx, id, s.now())
+		out = ob
+		return err
+	})
+	if err != nil {
+		return container.OutboxItem{}, err
+	}
+	return out, nil
+}
+
+// MarkDispatched records the hand-over to a queue. A repeat (the sweeper
+// re-dispatching a stale item) moves DispatchedAt forward.
+func (s *Store) MarkDispatched(ctx context.Context, id string, at time.Time) error {
+	return s.changeOutbox(ctx, "mark dispatched "+id, id, at, func(ob *container.OutboxItem, at time.Time) bool {
+		if finished(ob.State) {
+			return false
+		}
+		ob.State = container.OutboxDispatched
+		ob.DispatchedAt = &at
+		return true
+	})
+}
+
+// MarkDone finishes the item; done items expire after store.OutboxRetention,
+// counted from at.
+func (s *Store) MarkDone(ctx context.Context, id string, at time.Time) error {
+	return s.changeOutbox(ctx, "mark done "+id, id, at, func(ob *container.OutboxItem, at time.Time) bool {
+		if ob.State == container.OutboxDone {
+			return false
+		}
+		ob.State = container.OutboxDone
+		return true
+	})
+}
+
+// MarkAttempt records a failed attempt; on a finished item it is a no-op.
+func (s *Store) MarkAttempt(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error {
+	return s.changeOutbox(ctx, "mark attempt "+id, id, at, func(ob *container.OutboxItem, at time.Time) bool {
+		if finished(ob.State) {
+			return false
+		}
+		ob.Attempts, ob.LastError = attempts, lastErr
+		return true
+	})
+}
+
+// MarkFailed gives the item up; a done item stays done.
+func (s *Store) MarkFailed(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error {
+	return s.changeOutbox(ctx, "mark failed "+id, id, at, func(ob *container.OutboxItem, at time.Time) bool {
+		if ob.State == container.OutboxDone {
+			return false
+		}
+		ob.State = container.OutboxFailed
+		ob.Attempts, ob.LastError = attempts, lastErr
+		return true
+	})
+}
+
+// ListUndispatched walks the pending index, which is ordered by CreatedAt,
+// so it stops at the first item not created before createdBefore. A limit
+// of zero or less means 100.
+func (s *Store) ListUndispatched(ctx context.Context, createdBefore time.Time, limit int) ([]container.OutboxItem, error) {
+	if limit <= 0 {
+		limit = maxLimit
+	}
+	end := timeBytes(createdBefore)
+	var out []container.OutboxItem
+	err := s.view(ctx, "list undispatched", func(tx *bolt.Tx) error {
+		items := tx.Bucket(bucketOutbox)
+		c := tx.Bucket(bucketUndispatched).Cursor()
+		for k, _ := c.First(); k != nil && len(out) < limit; k, _ = c.Next() {
+			if string(k[:8]) >= string(end) {
+				break
+			}
+			var ob container.OutboxItem
+			found, err := getJSON(items, k[8:], &ob)
+			if err != nil {
+				return err
+			}
+			if found && ob.State == container.OutboxPending && ob.CreatedAt.Before(createdBefore) {
+				out = append(out, ob)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func finished(st container.OutboxState) bool {
+	return st == container.OutboxDone || st == container.OutboxFailed
+}
+
+// changeOutbox loads the item, lets change edit it (false: leave it as it
+// is) and writes it back with its index entries.
+func (s *Store) changeOutbox(ctx context.Context, op, id string, at time.Time, change func(*container.OutboxItem, time.Time) bool) error {
+	if at.IsZero() {
+		at = s.now()
+	}
+	return s.update(ctx, op, func(tx *bolt.Tx) error {
+		ob, err := mustLoadOutbox(tx, id, s.now())
+		if err != nil {
+			return err
+		}
+		old := ob
+		if !change(&ob, at) {
+			return nil
+		}
+		ob.UpdatedAt = at
+		return saveOutbox(tx, ob, old.State)
+	})
+}
+
+// completeOutbox is MarkDone inside a Transition or DeleteInstance. An item
+// that is not there any more was done and has expired, so there is nothing
+// left to record; failing the instance write for it would be worse.
+func completeOutbox(tx *bolt.Tx, id string, at time.Time) error {
+	ob, err := mustLoadOutbox(tx, id, at)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case ob.State == container.OutboxDone:
+		return nil
+	}
+	old := ob.State
+	ob.State, ob.UpdatedAt = container.OutboxDone, at
+	return saveOutbox(tx, ob, old)
+}
+
+func putNewOutbox(tx *bolt.Tx, ob container.OutboxItem, now time.Time) error {
+	if ob.ID == "" {
+		return errors.New("outbox item has no id")
+	}
+	if tx.Bucket(bucketOutbox).Get([]byte(ob.ID)) != nil {
+		return fmt.Errorf("outbox item %s: %w", ob.ID, store.ErrAlreadyExists)
+	}
+	if ob.State == "" {
+		ob.State = container.OutboxPending
+	}
+	if ob.CreatedAt.IsZero() {
+		ob.CreatedAt = now
+	}
+	if ob.UpdatedAt.IsZero() {
+		ob.UpdatedAt = ob.CreatedAt
+	}
+	return saveOutbox(tx, ob, "")
+}
+
+// saveOutbox writes ob and keeps the pending index and the expiry list in
+// step with its state change from oldState ("" for a new item).
+func saveOutbox(tx *bolt.Tx, ob container.OutboxItem, oldState container.OutboxState) error {
+	if err := putJSON(tx.Bucket(bucketOutbox), []byte(ob.ID), ob); err != nil {
+		return err
+	}
+	pending := tx.Bucket(bucketUndispatched)
+	key := undispatchedKey(ob.CreatedAt, ob.ID)
+	switch {
+	case ob.State == container.OutboxPending && oldState != container.OutboxPending:
+		if err := pending.Put(key, nil); err != nil {
+			return fmt.Errorf("index pending outbox %s: %w", ob.ID, err)
+		}
+	case ob.State != container.OutboxPending && oldState == container.OutboxPending:
+		if err := pending.Delete(key); err != nil {
+			return fmt.Errorf("unindex pending outbox %s: %w", ob.ID, err)
+		}
+	}
+	if ob.State == container.OutboxDone && oldState != container.OutboxDone {
+		return putExpiry(tx, outboxExpiresAt(ob), expireOutbox, []byte(ob.ID))
+	}
+	return nil
+}
+
+func outboxExpiresAt(ob container.OutboxItem) time.Time {
+	return ob.UpdatedAt.Add(store.OutboxRetention)
+}
+
+func outboxExpired(ob container.OutboxItem, now time.Time) bool {
+	return ob.State == container.OutboxDone && !now.Before(outboxExpiresAt(ob))
+}
+
+func mustLoadOutbox(tx *bolt.Tx, id string, now time.Time) (container.OutboxItem, error) {
+	var ob container.OutboxItem
+	found, err := getJSON(tx.Bucket(bucketOutbox), []byte(id), &ob)
+	if err != nil {
+		return container.OutboxItem{}, err
+	}
+	if !found || outboxExpired(ob, now) {
+		return container.OutboxItem{}, fmt.Errorf("outbox item %s: %w", id, store.ErrNotFound)
+	}
+	return ob, nil
+}
