@@ -97,6 +97,17 @@ func runAndKill(t *testing.T, path string, n int) []string {
 			continue // the testing package's own output
 		}
 		lines = append(lines, l)
+		if len(lines) == 1 {
+			// The child holds the file now: a second process must be
+			// turned away, not left hanging.
+			if s, err := Open(path, Options{OpenTimeout: 100 * time.Millisecond}); !errors.Is(err, ErrLocked) {
+				if err == nil {
+					_ = s.Close()
+				}
+				_ = cmd.Process.Kill()
+				t.Fatalf("open while another process holds the file: %v, want ErrLocked", err)
+			}
+		}
 		if len(lines) == n && !killed {
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatalf("kill child: %v", err)

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -55,6 +59,8 @@ func Open(path string, opts Options) (*Store, error) {
 		// gives one try plus one retry interval.
 		timeout = time.Nanosecond
 	}
+	_, statErr := os.Stat(path)
+	isNew := errors.Is(statErr, fs.ErrNotExist)
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: false})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
@@ -65,6 +71,14 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := db.Update(initBuckets); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	if isNew {
+		// bbolt fsyncs the file but not the directory entry that names
+		// it; without this a power cut could lose a brand-new store whole.
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+		}
 	}
 	clock := opts.Clock
 	if clock == nil {
@@ -130,3 +144,18 @@ func wrapErr(op string, err error) error {
 }
 
 func (s *Store) now() time.Time { return s.clock() }
+
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // directories cannot be opened for syncing there
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
