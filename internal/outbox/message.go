@@ -1,0 +1,75 @@
+// Package outbox turns outbox items (written in the same transaction as the
+// instance change that asked for them) into queue messages, and sweeps items
+// that were never dispatched. Creates go to the create queue, start, stop
+// and delete to the lifecycle queue.
+package outbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+)
+
+// Message is the body of a queue message: everything a worker needs to find
+// the work and to tell whether it still applies.
+type Message struct {
+	OutboxID        string       `json:"outbox_id"`
+	InstanceID      string       `json:"instance_id"`
+	Op              container.Op `json:"op"`
+	InstanceVersion int64        `json:"instance_version"`
+	RequestID       string       `json:"request_id,omitempty"`
+	TraceContext    string       `json:"trace_context,omitempty"`
+	// CommittedAt is when the outbox item was written; the worker measures
+	// dispatch latency from it.
+	CommittedAt time.Time `json:"committed_at"`
+}
+
+// FromItem builds the message for an outbox item.
+func FromItem(it container.OutboxItem) Message {
+	return Message{
+		OutboxID: it.ID, InstanceID: it.InstanceID, Op: it.Op, InstanceVersion: it.InstanceVersion,
+		RequestID: it.RequestID, TraceContext: it.TraceContext, CommittedAt: it.CreatedAt,
+	}
+}
+
+// Encode returns the message's JSON body.
+func (m Message) Encode() ([]byte, error) { return json.Marshal(m) }
+
+// Decode parses and validates a message body. A body that fails here can
+// never be processed: callers acknowledge it (after logging) rather than
+// retrying it forever.
+func Decode(body []byte) (Message, error) {
+	var m Message
+	if err := json.Unmarshal(body, &m); err != nil {
+		return m, fmt.Errorf("outbox message: %w", err)
+	}
+	switch {
+	case m.OutboxID == "":
+		return m, fmt.Errorf("outbox message: no outbox_id")
+	case m.InstanceID == "":
+		return m, fmt.Errorf("outbox message %s: no instance_id", m.OutboxID)
+	case !m.Op.Valid():
+		return m, fmt.Errorf("outbox message %s: unknown op %q", m.OutboxID, m.Op)
+	}
+	return m, nil
+}
+
+// QueueFor names the queue an operation goes to: creates are limited by
+// the create workers' concurrency, lifecycle operations never wait behind them.
+func QueueFor(op container.Op) QueueName {
+	if op == container.OpCreate {
+		return CreateQueue
+	}
+	return LifecycleQueue
+}
+
+// QueueName is one of berth's two work queues.
+type QueueName string
+
+// The two queues.
+const (
+	CreateQueue    QueueName = "create"
+	LifecycleQueue QueueName = "lifecycle"
+)
