@@ -1,0 +1,209 @@
+package config
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+)
+
+// Config is the whole of config.yml. Each field is one top-level section.
+type Config struct {
+	Container  Container  `yaml:"container"`
+	Server     Server     `yaml:"server"`
+	Store      Store      `yaml:"store"`
+	Auth       Auth       `yaml:"auth"`
+	Docker     Docker     `yaml:"docker"`
+	Kubernetes Kubernetes `yaml:"kubernetes"`
+	Queue      Queue      `yaml:"queue"`
+}
+
+// Container is the `container:` section. The first eight keys are the
+// seed's (container-worker-queue.md), with its names and defaults, so a
+// gobrave config.yml section carries over unchanged; the rest are berth's.
+type Container struct {
+	// RefreshImageStatusOnStart re-checks template images at start-up.
+	RefreshImageStatusOnStart bool `yaml:"refresh_image_status_on_start"`
+	// RecoverRunningDAGOnStart resumes monitoring of running groups at start-up.
+	RecoverRunningDAGOnStart bool `yaml:"recover_running_dag_on_start"`
+	// CleanupDAGNodeContainersBeforeStart lets a group reset delete every member.
+	CleanupDAGNodeContainersBeforeStart bool `yaml:"cleanup_dag_node_containers_before_start"`
+	// DeleteContainerOnNodeSuccess deletes a group member that exits 0.
+	DeleteContainerOnNodeSuccess bool `yaml:"delete_container_on_node_success"`
+	// DAGNodeCleanupOnFailed is applied to a group member that fails.
+	DAGNodeCleanupOnFailed CleanupPolicy `yaml:"dag_node_cleanup_on_failed"`
+	// DAGNodeCleanupOnDAGFinished is applied to every member when a group finishes.
+	DAGNodeCleanupOnDAGFinished CleanupPolicy `yaml:"dag_node_cleanup_on_dag_finished"`
+	// CreateQueueMaxConcurrency bounds simultaneous creations: the local
+	// semaphore and, on AWS, the CreateWorker's reserved concurrency.
+	CreateQueueMaxConcurrency int `yaml:"create_queue_max_concurrency"`
+	// CreateQueueMaxPending bounds queued creations; beyond it a create is 429.
+	CreateQueueMaxPending int `yaml:"create_queue_max_pending"`
+
+	// CreateStartTimeout is how long a creation slot is held waiting for the
+	// container to become stable (the seed's fixed 5 minutes).
+	CreateStartTimeout time.Duration `yaml:"create_start_timeout"`
+	// MaxAttempts is how often an operation is tried before the instance
+	// goes to failed (SQS maxReceiveCount on AWS).
+	MaxAttempts int `yaml:"max_attempts"`
+	// StopGracePeriod is the time between SIGTERM and SIGKILL on stop.
+	StopGracePeriod time.Duration `yaml:"stop_grace_period"`
+	// WorkspaceRoot is where $WORKSPACE_PATH directories are made.
+	WorkspaceRoot string `yaml:"workspace_root"`
+	// OutboxSweepAfter is the age at which a still-pending outbox item is
+	// dispatched again by the sweeper.
+	OutboxSweepAfter time.Duration `yaml:"outbox_sweep_after"`
+	// AllowedRuntimes are the runtimes templates may name.
+	AllowedRuntimes []string `yaml:"allowed_runtimes"`
+}
+
+// CleanupPolicy is what happens to a group member's container: nothing,
+// stop it, or delete it.
+type CleanupPolicy string
+
+// The cleanup policies of the seed.
+const (
+	CleanupNone   CleanupPolicy = "none"
+	CleanupStop   CleanupPolicy = "stop"
+	CleanupDelete CleanupPolicy = "delete"
+)
+
+// Server is the `server:` section: the local HTTP server of `berth serve`
+// (Lambda ignores addr and data_dir).
+type Server struct {
+	// Addr is the listen address. Loopback by default: exposing the API
+	// is a decision, not an accident.
+	Addr string `yaml:"addr"`
+	// DataDir holds local state (the bolt file by default).
+	DataDir string `yaml:"data_dir"`
+	// RequestBodyLimit is the largest request body in bytes (413 beyond).
+	RequestBodyLimit int64 `yaml:"request_body_limit"`
+	// WaitMax caps the timeout of GET /api/containers/{id}/wait.
+	WaitMax time.Duration `yaml:"wait_max"`
+}
+
+// StoreBackend names a store implementation.
+type StoreBackend string
+
+// The store backends.
+const (
+	StoreBolt     StoreBackend = "bolt"
+	StoreDynamoDB StoreBackend = "dynamodb"
+)
+
+// Store is the `store:` section.
+type Store struct {
+	Backend StoreBackend `yaml:"backend"`
+	// BoltPath is the bolt file; empty means <server.data_dir>/berth.db,
+	// resolved by Load after the environment is applied.
+	BoltPath string `yaml:"bolt_path"`
+	// TablePrefix is prepended to the DynamoDB table names.
+	TablePrefix string `yaml:"table_prefix"`
+	// Region is the AWS region; empty means the SDK's default chain.
+	Region string `yaml:"region"`
+}
+
+// Kubernetes is the `kubernetes:` section. The types are plain on purpose:
+// nothing from client-go is linked into binaries that only read config.
+type Kubernetes struct {
+	Clusters []KubernetesCluster `yaml:"clusters"`
+}
+
+// KubernetesCluster is one cluster berth may place containers on.
+type KubernetesCluster struct {
+	// Name identifies the cluster; it becomes runtime_node_name's prefix.
+	Name string `yaml:"name"`
+	// Kubeconfig is a kubeconfig file; empty means in-cluster config.
+	Kubeconfig string `yaml:"kubeconfig,omitempty"`
+	// Context selects a kubeconfig context; empty means its current one.
+	Context string `yaml:"context,omitempty"`
+	// Namespace is where berth's pods go ("berth" when empty).
+	Namespace string `yaml:"namespace,omitempty"`
+	// Labels are matched by a template's scheduling.host_labels.
+	Labels map[string]string `yaml:"labels,omitempty"`
+	// Capacity is how many berth containers may run there (0: no limit).
+	Capacity int `yaml:"capacity"`
+}
+
+// DefaultNamespace is a cluster's namespace when none is configured.
+const DefaultNamespace = "berth"
+
+// QueueBackend names a queue implementation.
+type QueueBackend string
+
+// The queue backends.
+const (
+	QueueMemory QueueBackend = "memory"
+	QueueSQS    QueueBackend = "sqs"
+)
+
+// Queue is the `queue:` section. Creates and lifecycle operations have
+// separate queues so that a burst of creates never delays a stop.
+type Queue struct {
+	Backend           QueueBackend  `yaml:"backend"`
+	CreateQueueURL    string        `yaml:"create_queue_url"`
+	LifecycleQueueURL string        `yaml:"lifecycle_queue_url"`
+	VisibilityTimeout time.Duration `yaml:"visibility_timeout"`
+}
+
+// Default returns the configuration used when nothing is configured, with
+// derived values (store.bolt_path) resolved. It is what Load returns for an
+// empty path and an empty environment.
+func Default() *Config {
+	c := defaults()
+	c.resolve()
+	return c
+}
+
+// defaults returns the defaults before derived values are resolved, so that
+// a file or variable setting server.data_dir still moves the bolt file.
+func defaults() *Config {
+	return &Config{
+		Container: Container{
+			RefreshImageStatusOnStart:           true,
+			RecoverRunningDAGOnStart:            true,
+			CleanupDAGNodeContainersBeforeStart: true,
+			DeleteContainerOnNodeSuccess:        true,
+			DAGNodeCleanupOnFailed:              CleanupStop,
+			DAGNodeCleanupOnDAGFinished:         CleanupDelete,
+			CreateQueueMaxConcurrency:           3,
+			CreateQueueMaxPending:               50,
+			CreateStartTimeout:                  5 * time.Minute,
+			MaxAttempts:                         5,
+			StopGracePeriod:                     10 * time.Second,
+			WorkspaceRoot:                       "/srv/berth/workspaces",
+			OutboxSweepAfter:                    30 * time.Second,
+			AllowedRuntimes:                     []string{container.RuntimeDocker},
+		},
+		Server: Server{
+			Addr:             "127.0.0.1:8080",
+			DataDir:          "./.berth",
+			RequestBodyLimit: 64 << 10,
+			WaitMax:          25 * time.Second,
+		},
+		Store: Store{
+			Backend:     StoreBolt,
+			TablePrefix: "berth-",
+		},
+		Auth: Auth{
+			AdminClaim: "cognito:groups",
+			AdminGroup: "berth-admin",
+		},
+		Queue: Queue{
+			Backend:           QueueMemory,
+			VisibilityTimeout: 30 * time.Second,
+		},
+	}
+}
+
+// resolve fills the values derived from others, once every source is in.
+func (c *Config) resolve() {
+	if c.Store.BoltPath == "" {
+		c.Store.BoltPath = filepath.Join(c.Server.DataDir, "berth.db")
+	}
+	for i := range c.Kubernetes.Clusters {
+		if c.Kubernetes.Clusters[i].Namespace == "" {
+			c.Kubernetes.Clusters[i].Namespace = DefaultNamespace
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+)
+
+// checker collects validation failures, each with the source of its key.
+type checker struct {
+	src  *sources
+	errs []error
+}
+
+func (c *checker) fail(key, format string, args ...any) {
+	c.errs = append(c.errs, &FieldError{Key: key, Source: c.src.of(key), Err: fmt.Errorf(format, args...)})
+}
+
+func (c *checker) atLeast(key string, v, min int64) {
+	if v < min {
+		c.fail(key, "must be ≥ %d, got %d", min, v)
+	}
+}
+
+func (c *checker) positive(key string, d time.Duration) {
+	if d <= 0 {
+		c.fail(key, "must be > 0, got %s", d)
+	}
+}
+
+func (c *checker) notEmpty(key, v string) {
+	if strings.TrimSpace(v) == "" {
+		c.fail(key, "must not be empty")
+	}
+}
+
+func oneOf[T ~string](c *checker, key string, v T, allowed ...T) {
+	if !slices.Contains(allowed, v) {
+		c.fail(key, "must be one of %s, got %q", joinAll(allowed), v)
+	}
+}
+
+func joinAll[T ~string](vs []T) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+// absClean requires an absolute path in its shortest form, so that a
+// prefix comparison against it ("is this under the root?") means what it
+// says: /srv/berth/../etc would not.
+func (c *checker) absClean(key, p string) bool {
+	switch {
+	case p == "":
+		c.fail(key, "must not be empty")
+	case !filepath.IsAbs(p):
+		c.fail(key, "must be an absolute path, got %q", p)
+	case filepath.Clean(p) != p:
+		c.fail(key, "must be a clean path (%q), got %q", filepath.Clean(p), p)
+	default:
+		return true
+	}
+	return false
+}
+
+// validate checks the merged configuration and returns every failure.
+func validate(cfg *Config, src *sources) []error {
+	c := &checker{src: src}
+	c.container(&cfg.Container)
+	c.server(&cfg.Server)
+	c.store(&cfg.Store)
+	c.auth(&cfg.Auth)
+	c.docker(&cfg.Docker)
+	c.kubernetes(&cfg.Kubernetes)
+	c.queue(&cfg.Queue)
+	return c.errs
+}
+
+func (c *checker) container(ct *Container) {
+	policies := []CleanupPolicy{CleanupNone, CleanupStop, CleanupDelete}
+	oneOf(c, "container.dag_node_cleanup_on_failed", ct.DAGNodeCleanupOnFailed, policies...)
+	oneOf(c, "container.dag_node_cleanup_on_dag_finished", ct.DAGNodeCleanupOnDAGFinished, policies...)
+	c.atLeast("container.create_queue_max_concurrency", int64(ct.CreateQueueMaxConcurrency), 1)
+	c.atLeast("container.create_queue_max_pending", int64(ct.CreateQueueMaxPending), 1)
+	c.positive("container.create_start_timeout", ct.CreateStartTimeout)
+	c.atLeast("container.max_attempts", int64(ct.MaxAttempts), 1)
+	if ct.StopGracePeriod < 0 {
+		c.fail("container.stop_grace_period", "must be ≥ 0, got %s", ct.StopGracePeriod)
+	}
+	c.absClean("container.workspace_root", ct.WorkspaceRoot)
+	c.positive("container.outbox_sweep_after", ct.OutboxSweepAfter)
+	if len(ct.AllowedRuntimes) == 0 {
+		c.fail("container.allowed_runtimes", "must name at least one runtime (%s or %s)",
+			container.RuntimeDocker, container.RuntimeKubernetes)
+	}
+	for i, r := range ct.AllowedRuntimes {
+		key := fmt.Sprintf("container.allowed_runtimes[%d]", i)
+		oneOf(c, key, r, container.RuntimeDocker, container.RuntimeKubernetes)
+		if slices.Index(ct.AllowedRuntimes, r) < i {
+			c.fail(key, "%q is listed twice", r)
+		}
+	}
+}
+
+func (c *checker) server(s *Server) {
+	// Any host is accepted: "" and 0.0.0.0 are deliberate choices.
+	if _, port, err := net.SplitHostPort(s.Addr); err != nil {
+		c.fail("server.addr", "want host:port, got %q: %w", s.Addr, err)
+	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		c.fail("server.addr", "want a port number 0-65535, got %q", port)
+	}
+	c.notEmpty("server.data_dir", s.DataDir)
+	c.atLeast("server.request_body_limit", s.RequestBodyLimit, 1)
+	c.positive("server.wait_max", s.WaitMax)
+}
+
+// tablePrefix keeps table names within DynamoDB's alphabet.
+var tablePrefix = regexp.MustCompile(`^[A-Za-z0-9_.-]{0,200}$`)
+
+func (c *checker) store(s *Store) {
+	oneOf(c, "store.backend", s.Backend, StoreBolt, StoreDynamoDB)
+	switch s.Backend {
+	case StoreBolt:
+		c.notEmpty("store.bolt_path", s.BoltPath)
+	case StoreDynamoDB:
+		if !tablePrefix.MatchString(s.TablePrefix) {
+			c.fail("store.table_prefix", "may hold only letters, digits, '_', '.' and '-' (at most 200), got %q", s.TablePrefix)
+		}
+	}
+}
+
+func (c *checker) auth(a *Auth) {
+	c.notEmpty("auth.admin_claim", a.AdminClaim)
+	c.notEmpty("auth.admin_group", a.AdminGroup)
+	for i, t := range a.Tokens {
+		key := fmt.Sprintf("auth.tokens[%d]", i)
+		// Messages here must never quote the token.
+		switch tok := t.Token.Reveal(); {
+		case tok == "":
+			c.fail(key, "token must be a non-empty string")
+		case strings.IndexFunc(tok, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+			c.fail(key, "token must not contain spaces or control characters (it travels in an Authorization header)")
+		}
+		c.notEmpty(key+".user", t.User)
+	}
+}
+
+// dns1123Label is a Kubernetes namespace name.
+var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+func (c *checker) kubernetes(k *Kubernetes) {
+	seen := make(map[string]int)
+	for i, cl := range k.Clusters {
+		key := fmt.Sprintf("kubernetes.clusters[%d]", i)
+		if cl.Name == "" {
+			c.fail(key+".name", "must not be empty")
+		} else if first, dup := seen[cl.Name]; dup {
+			c.fail(key+".name", "%q is already the name of kubernetes.clusters[%d]", cl.Name, first)
+		} else {
+			seen[cl.Name] = i
+		}
+		if !dns1123Label.MatchString(cl.Namespace) {
+			c.fail(key+".namespace", "must be a DNS-1123 label (lower-case letters, digits, '-'; at most 63), got %q", cl.Namespace)
+		}
+		c.atLeast(key+".capacity", int64(cl.Capacity), 0)
+	}
+}
+
+// maxVisibility is SQS's limit on a message's visibility timeout.
+const maxVisibility = 12 * time.Hour
+
+func (c *checker) queue(q *Queue) {
+	oneOf(c, "queue.backend", q.Backend, QueueMemory, QueueSQS)
+	c.positive("queue.visibility_timeout", q.VisibilityTimeout)
+	if q.VisibilityTimeout > maxVisibility {
+		c.fail("queue.visibility_timeout", "must be ≤ %s (the SQS limit), got %s", maxVisibility, q.VisibilityTimeout)
+	} else if q.VisibilityTimeout > 0 && q.VisibilityTimeout%time.Second != 0 {
+		c.fail("queue.visibility_timeout", "must be whole seconds (SQS counts in seconds), got %s", q.VisibilityTimeout)
+	}
+	if q.Backend != QueueSQS {
+		return
+	}
+	for _, u := range []struct{ key, v string }{
+		{"queue.create_queue_url", q.CreateQueueURL},
+		{"queue.lifecycle_queue_url", q.LifecycleQueueURL},
+	} {
+		key, v := u.key, u.v
+		if v == "" {
+			c.fail(key, "is required with queue.backend sqs")
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			c.fail(key, "want an SQS queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>), got %q", v)
+		}
+	}
+	if q.CreateQueueURL != "" && q.CreateQueueURL == q.LifecycleQueueURL {
+		c.fail("queue.lifecycle_queue_url", "must differ from queue.create_queue_url: creates must never delay a stop")
+	}
+}
