@@ -36,7 +36,8 @@ type Options struct {
 	// Clock returns the current time; tests pass a fake one. Default time.Now.
 	Clock func() time.Time
 	// OpenTimeout bounds the wait for the file lock. Zero means
-	// DefaultOpenTimeout; a negative value fails at once if the file is locked.
+	// DefaultOpenTimeout; a negative value fails at once if the file is
+	// locked. bbolt retries the lock every 50ms, so waits round to that.
 	OpenTimeout time.Duration
 }
 
