@@ -1,0 +1,332 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/outbox"
+	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// claim moves the instance from the operation's requested status to its
+// in-progress status (e.g. stop_pending → stopping), or accepts it already
+// in progress (a redelivery after a crash). Any other status means the
+// operation no longer applies. node, when set, is recorded with the move.
+func (w *Worker) claim(ctx context.Context, id string, requested, inProgress fsm.Status, evType string, node string) (container.Instance, error) {
+	for i := 0; ; i++ {
+		inst, err := w.store.GetInstance(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return inst, stale("instance %s no longer exists", id)
+		}
+		if err != nil {
+			return inst, fmt.Errorf("reading instance: %w", err)
+		}
+		switch inst.Status {
+		case inProgress:
+			return inst, nil
+		case requested:
+		default:
+			return inst, stale("instance is %s, not %s", inst.Status, requested)
+		}
+		out, err := w.store.Transition(ctx, store.TransitionParams{
+			ID: id, ExpectVersion: inst.Version, From: requested, To: inProgress,
+			Update: func(in *container.Instance) {
+				if node != "" {
+					in.RuntimeNodeName = node
+				}
+			},
+			Event: &container.Event{Type: evType, From: requested, To: inProgress, At: w.now().UTC(), Actor: container.ActorSystem},
+		})
+		if errors.Is(err, store.ErrConflict) && i < 8 {
+			continue
+		}
+		return out, err
+	}
+}
+
+func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
+	inst, err := w.store.GetInstance(ctx, msg.InstanceID)
+	if errors.Is(err, store.ErrNotFound) {
+		// Deleted before its create ran: make sure no attempt left a container.
+		return w.removeOrphan(ctx, log, msg.InstanceID, stale("instance deleted before its create ran"))
+	}
+	if err != nil {
+		return fmt.Errorf("reading instance: %w", err)
+	}
+	if inst.Status != fsm.Pending && inst.Status != fsm.Creating {
+		return stale("instance is %s", inst.Status)
+	}
+	// The slot is held from pending → creating until the container is
+	// stable or the start timeout passes (the seed's semaphore).
+	if err := w.slots.Acquire(ctx); err != nil {
+		return err
+	}
+	defer w.slots.Release()
+	rt, node, err := w.rt.Place(ctx, inst)
+	if err != nil {
+		return err
+	}
+	inst, err = w.claim(ctx, inst.ID, fsm.Pending, fsm.Creating, container.EventCreating, node)
+	if err != nil {
+		return err
+	}
+	createStart := w.now()
+	ref, err := rt.Create(ctx, inst)
+	if err != nil {
+		return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
+	}
+	if ref.RuntimeID != inst.RuntimeID || ref.Node != inst.RuntimeNodeName {
+		// Informational (calls address the container by name), so a lost
+		// race here only matters if the instance is going away.
+		if _, err := w.store.Transition(ctx, store.TransitionParams{ID: inst.ID, ExpectVersion: inst.Version,
+			From: fsm.Creating, To: fsm.Creating, Update: func(in *container.Instance) {
+				in.RuntimeID, in.RuntimeNodeName = ref.RuntimeID, ref.Node
+			}}); err != nil {
+			if gone := w.checkStillWanted(ctx, log, rt, inst.ID); gone != nil {
+				return gone
+			}
+		}
+	}
+	if err := rt.Start(ctx, ref); err != nil {
+		return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
+	}
+	st, err := w.waitStable(ctx, rt, ref, createStart.Add(w.timeout))
+	if err != nil {
+		return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
+	}
+	if err := w.report(ctx, st); err != nil {
+		return err
+	}
+	return w.checkStillWanted(ctx, log, rt, inst.ID)
+}
+
+func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
+	inst, err := w.claim(ctx, msg.InstanceID, fsm.StartPending, fsm.Starting, container.EventStarting, "")
+	if err != nil {
+		return err
+	}
+	rt, err := w.rt.ForInstance(inst)
+	if err != nil {
+		return err
+	}
+	ref := runtime.RefOf(inst)
+	err = rt.Start(ctx, ref)
+	if runtime.IsNotFound(err) {
+		// Removed behind berth's back: make it again from the frozen spec.
+		log.WarnContext(ctx, "container missing on start; recreating from the stored spec")
+		if ref, err = rt.Create(ctx, inst); err == nil {
+			err = rt.Start(ctx, ref)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	st, err := w.waitStable(ctx, rt, ref, w.now().Add(w.timeout))
+	if err != nil {
+		return err
+	}
+	return w.report(ctx, st)
+}
+
+func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
+	inst, err := w.claim(ctx, msg.InstanceID, fsm.StopPending, fsm.Stopping, container.EventStopping, "")
+	if err != nil {
+		return err
+	}
+	rt, err := w.rt.ForInstance(inst)
+	if err != nil {
+		return err
+	}
+	ref := runtime.RefOf(inst)
+	if err := rt.Stop(ctx, ref, w.grace); err != nil && !runtime.IsNotFound(err) {
+		return err
+	}
+	var exit *int
+	if st, err := rt.Inspect(ctx, ref); err == nil {
+		exit = st.ExitCode
+	}
+	for i := 0; ; i++ {
+		_, err := w.store.Transition(ctx, store.TransitionParams{
+			ID: inst.ID, ExpectVersion: inst.Version, From: fsm.Stopping, To: fsm.Stopped,
+			Update: func(in *container.Instance) {
+				now := w.now().UTC()
+				in.FinishedAt, in.ExitCode, in.StatusReason = &now, exit, "stopped on request"
+			},
+			Event:            &container.Event{Type: container.EventStopped, From: fsm.Stopping, To: fsm.Stopped, At: w.now().UTC(), ExitCode: exit, Actor: container.ActorSystem},
+			CompleteOutboxID: msg.OutboxID,
+		})
+		if !errors.Is(err, store.ErrConflict) || i >= 8 {
+			if errors.Is(err, store.ErrNotFound) {
+				return stale("instance deleted while stopping")
+			}
+			return err
+		}
+		// The state loop may have recorded the exit first.
+		if inst, err = w.store.GetInstance(ctx, inst.ID); err != nil {
+			return err
+		}
+		if inst.Status != fsm.Stopping {
+			return nil
+		}
+	}
+}
+
+func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
+	inst, err := w.claim(ctx, msg.InstanceID, fsm.DeletePending, fsm.Deleting, container.EventDeleting, "")
+	var st errStale
+	if errors.As(err, &st) && errors.Is(w.instanceGone(ctx, msg.InstanceID), store.ErrNotFound) {
+		return w.removeOrphan(ctx, log, msg.InstanceID, err)
+	}
+	if err != nil {
+		return err
+	}
+	rt, err := w.rt.ForInstance(inst)
+	if err != nil {
+		return err
+	}
+	// A ref without a node is looked up on every node: a create may have
+	// made the container before its node was recorded.
+	if err := rt.Delete(ctx, runtime.RefOf(inst)); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		err := w.store.DeleteInstance(ctx, store.DeleteParams{
+			ID: inst.ID, ExpectVersion: inst.Version,
+			Event:            container.Event{Type: container.EventDeleted, From: fsm.Deleting, At: w.now().UTC(), Message: "container and instance removed", Actor: container.ActorSystem},
+			CompleteOutboxID: msg.OutboxID,
+		})
+		switch {
+		case err == nil, errors.Is(err, store.ErrNotFound):
+			return nil
+		case errors.Is(err, store.ErrConflict) && i < 8:
+			if inst, err = w.store.GetInstance(ctx, inst.ID); err != nil {
+				if errors.Is(err, store.ErrNotFound) {
+					return nil
+				}
+				return err
+			}
+			if inst.Status != fsm.Deleting {
+				return stale("instance moved to %s while deleting", inst.Status)
+			}
+		default:
+			return err
+		}
+	}
+}
+
+func (w *Worker) instanceGone(ctx context.Context, id string) error {
+	_, err := w.store.GetInstance(ctx, id)
+	return err
+}
+
+// waitStable polls the container until it runs or has ended, or until the
+// deadline: then it is a permanent failure (the seed releases the slot).
+func (w *Worker) waitStable(ctx context.Context, rt runtime.Runtime, ref runtime.Ref, deadline time.Time) (runtime.State, error) {
+	poll := w.poll
+	for {
+		st, err := rt.Inspect(ctx, ref)
+		if err != nil {
+			return st, err
+		}
+		switch st.Phase {
+		case runtime.PhaseRunning, runtime.PhaseExited, runtime.PhaseDead:
+			return st, nil
+		}
+		if !w.now().Before(deadline) {
+			return st, fmt.Errorf("container still %s after the %s start timeout: %w", st.Phase, w.timeout, errPermanent)
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-time.After(poll):
+		}
+		poll = min(poll*2, 2*time.Second)
+	}
+}
+
+// report feeds what the runtime shows into the state loop: started, and
+// then exited if it already ended, so a short-lived container goes
+// creating → running → stopped/failed like a long-lived one does.
+func (w *Worker) report(ctx context.Context, st runtime.State) error {
+	id := st.InstanceID
+	if st.Phase == runtime.PhaseRunning || st.StartedAt != nil {
+		at := w.now()
+		if st.StartedAt != nil {
+			at = *st.StartedAt
+		}
+		if _, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: at,
+			NodeName: st.Node, RuntimeID: st.RuntimeID}); err != nil {
+			return err
+		}
+	}
+	if st.Phase == runtime.PhaseExited || st.Phase == runtime.PhaseDead {
+		at := w.now()
+		if st.FinishedAt != nil {
+			at = *st.FinishedAt
+		}
+		_, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedExited, At: at,
+			ExitCode: st.ExitCode, OOMKilled: st.OOMKilled, NodeName: st.Node, Message: st.Error})
+		return err
+	}
+	return nil
+}
+
+// afterRuntimeError handles a failed runtime call of a create: if the
+// instance was deleted meanwhile, the container is removed (no orphan) and
+// the message is stale; otherwise the error decides retry or failure.
+func (w *Worker) afterRuntimeError(ctx context.Context, log *slog.Logger, rt runtime.Runtime, id string, cause error) error {
+	if gone := w.checkStillWanted(ctx, log, rt, id); gone != nil {
+		return gone
+	}
+	return cause
+}
+
+// checkStillWanted removes the container when its instance is gone or
+// being deleted: a delete that ran while this create was between calls
+// may have removed nothing, and the delete worker never looks again.
+// It returns nil while the instance is still wanted.
+func (w *Worker) checkStillWanted(ctx context.Context, log *slog.Logger, rt runtime.Runtime, id string) error {
+	inst, err := w.store.GetInstance(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return w.removeWith(ctx, log, rt, id, stale("instance deleted during its create"))
+	case err != nil:
+		return fmt.Errorf("reading instance: %w", err)
+	case inst.Status == fsm.DeletePending || inst.Status == fsm.Deleting:
+		if err := rt.Delete(ctx, runtime.RefOf(inst)); err != nil {
+			return err
+		}
+		return stale("instance is being deleted; removed the container its create made")
+	}
+	return nil
+}
+
+// removeOrphan removes whatever container an instance id may have on any
+// runtime, then returns result.
+func (w *Worker) removeOrphan(ctx context.Context, log *slog.Logger, id string, result error) error {
+	for _, kind := range []string{container.RuntimeDocker, container.RuntimeKubernetes} {
+		rt, err := w.rt.Kind(kind)
+		if err != nil {
+			continue
+		}
+		if err := w.removeWith(ctx, log, rt, id, nil); err != nil {
+			return err
+		}
+	}
+	return result
+}
+
+func (w *Worker) removeWith(ctx context.Context, log *slog.Logger, rt runtime.Runtime, id string, result error) error {
+	if err := rt.Delete(ctx, runtime.Ref{InstanceID: id}); err != nil {
+		return fmt.Errorf("removing orphaned container of %s: %w", id, err)
+	}
+	log.InfoContext(ctx, "removed container of a deleted instance", "instance_id", id)
+	return result
+}

@@ -1,0 +1,172 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/outbox"
+	"github.com/berth-io/berth/internal/queue"
+	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// Result says what to do with a delivery: acknowledge it, or let it come
+// back after Delay.
+type Result struct {
+	Ack   bool
+	Delay time.Duration
+	// Reason is why (for logs and tests): "done", "stale: …", "retry: …",
+	// "failed: …".
+	Reason string
+}
+
+func ack(reason string) Result { return Result{Ack: true, Reason: reason} }
+
+// errStale means the message's operation no longer applies to the
+// instance; it is acknowledged, not retried.
+type errStale struct{ why string }
+
+func (e errStale) Error() string { return "stale: " + e.why }
+
+func stale(format string, args ...any) error { return errStale{fmt.Sprintf(format, args...)} }
+
+// Process handles one delivery. It never panics the caller's loop on bad
+// input: an undecodable message is acknowledged and logged, since no retry
+// can make it readable.
+func (w *Worker) Process(ctx context.Context, d queue.Delivery) Result {
+	msg, err := outbox.Decode(d.Body)
+	if err != nil {
+		w.log.ErrorContext(ctx, "dropping undecodable message", "message_id", d.MessageID, "error", err)
+		w.metrics.Count("PoisonMessages", 1)
+		return ack("poison: " + err.Error())
+	}
+	log := w.log.With("request_id", msg.RequestID, "outbox_id", msg.OutboxID, "instance_id", msg.InstanceID,
+		"op", string(msg.Op), "attempt", d.ReceiveCount)
+	if !d.SentAt.IsZero() {
+		w.metrics.Duration("QueueAge", w.now().Sub(d.SentAt), "Op", string(msg.Op))
+	}
+	if d.ReceiveCount == 1 && !msg.CommittedAt.IsZero() {
+		w.metrics.Duration("DispatchLatency", w.now().Sub(msg.CommittedAt), "Op", string(msg.Op), "Stage", "worker")
+	}
+	attempt := max(d.ReceiveCount, 1)
+	item, err := w.store.GetOutbox(ctx, msg.OutboxID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		log.InfoContext(ctx, "outbox item gone; acknowledging")
+		return ack("stale: outbox item gone")
+	case err != nil:
+		return w.retry(ctx, log, msg, attempt, fmt.Errorf("reading outbox item: %w", err))
+	case item.State == container.OutboxDone || item.State == container.OutboxFailed:
+		log.InfoContext(ctx, "outbox item already finished; duplicate delivery", "state", item.State)
+		return ack("stale: outbox item " + string(item.State))
+	}
+
+	start := w.now()
+	switch msg.Op {
+	case container.OpCreate:
+		err = w.create(ctx, log, msg)
+	case container.OpStart:
+		err = w.start(ctx, log, msg)
+	case container.OpStop:
+		err = w.stop(ctx, log, msg)
+	case container.OpDelete:
+		err = w.delete(ctx, log, msg)
+	}
+	var st errStale
+	switch {
+	case err == nil:
+		w.metrics.Duration(opMetric(msg.Op), w.now().Sub(start))
+		w.markDone(ctx, log, msg.OutboxID)
+		log.InfoContext(ctx, "operation done", "duration_ms", w.now().Sub(start).Milliseconds())
+		return ack("done")
+	case errors.As(err, &st):
+		w.markDone(ctx, log, msg.OutboxID)
+		log.InfoContext(ctx, "operation no longer applies; acknowledged", "why", st.why)
+		return ack(err.Error())
+	case runtime.Retryable(err) && !errors.Is(err, errPermanent):
+		return w.retry(ctx, log, msg, attempt, err)
+	default:
+		w.fail(ctx, log, msg, attempt, err)
+		return ack("failed: " + err.Error())
+	}
+}
+
+func opMetric(op container.Op) string {
+	switch op {
+	case container.OpCreate:
+		return "CreateDuration"
+	case container.OpStart:
+		return "StartDuration"
+	case container.OpStop:
+		return "StopDuration"
+	}
+	return "DeleteDuration"
+}
+
+// errPermanent marks failures no retry can mend although the runtime did not
+// classify them (e.g. the container exited at once under a create).
+var errPermanent = errors.New("permanent")
+
+func (w *Worker) markDone(ctx context.Context, log *slog.Logger, id string) {
+	if err := w.store.MarkDone(ctx, id, w.now()); err != nil && !errors.Is(err, store.ErrNotFound) {
+		// The work is done; a redelivery finds it done by the instance's
+		// status and acknowledges it.
+		log.WarnContext(ctx, "marking outbox item done", "error", err)
+	}
+}
+
+// retry records the attempt and asks for a redelivery after the backoff.
+// The last attempt fails the instance and leaves the message unacknowledged
+// so that the queue moves it to the dead-letter queue.
+func (w *Worker) retry(ctx context.Context, log *slog.Logger, msg outbox.Message, attempt int, cause error) Result {
+	if attempt >= w.maxAttempts {
+		w.fail(ctx, log, msg, attempt, fmt.Errorf("gave up after %d attempts: %w", attempt, cause))
+		w.metrics.Count("DeadLettered", 1, "Op", string(msg.Op))
+		return Result{Ack: false, Delay: 0, Reason: "dead-letter: " + cause.Error()}
+	}
+	if err := w.store.MarkAttempt(ctx, msg.OutboxID, attempt, cause.Error(), w.now()); err != nil {
+		log.WarnContext(ctx, "recording attempt", "error", err)
+	}
+	delay := w.backoff(attempt)
+	w.metrics.Count("Retries", 1, "Op", string(msg.Op))
+	log.WarnContext(ctx, "operation failed; will retry", "error", cause, "retry_in_ms", delay.Milliseconds())
+	return Result{Ack: false, Delay: delay, Reason: "retry: " + cause.Error()}
+}
+
+// fail moves the instance to failed with the error as status_reason and
+// marks the outbox item failed. Nothing is dropped silently: the instance
+// shows why, the event history records it.
+func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message, attempt int, cause error) {
+	log.ErrorContext(ctx, "operation failed", "error", cause)
+	if err := w.store.MarkFailed(ctx, msg.OutboxID, attempt, cause.Error(), w.now()); err != nil {
+		log.WarnContext(ctx, "marking outbox item failed", "error", err)
+	}
+	reason := fmt.Sprintf("%s failed: %v", msg.Op, cause)
+	for i := 0; i < 5; i++ {
+		inst, err := w.store.GetInstance(ctx, msg.InstanceID)
+		if err != nil {
+			return
+		}
+		if inst.Status == fsm.Failed || !fsm.Can(inst.Status, fsm.Failed) {
+			return
+		}
+		_, err = w.store.Transition(ctx, store.TransitionParams{
+			ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: fsm.Failed,
+			Update: func(i *container.Instance) {
+				i.StatusReason = reason
+				now := w.now().UTC()
+				i.FinishedAt = &now
+			},
+			Event: &container.Event{Type: container.EventFailed, From: inst.Status, To: fsm.Failed, At: w.now().UTC(),
+				Message: reason, Actor: container.ActorSystem},
+		})
+		if !errors.Is(err, store.ErrConflict) {
+			return
+		}
+	}
+}

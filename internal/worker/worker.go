@@ -1,0 +1,91 @@
+// Package worker carries out the seed's four operations (create, start,
+// stop, delete) for queue messages. Delivery is at least once, so every
+// step is idempotent: runtime objects are named from the instance id, every
+// status change is a conditional write, and a message whose operation no
+// longer applies is acknowledged with the reason logged, never acted on.
+package worker
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// Options configure a Worker.
+type Options struct {
+	Manager  *manager.Manager
+	Runtimes *runtime.Resolver
+	// CreateSlots limits creates in flight in this process
+	// (create_queue_max_concurrency). Nil means no local limit: in Lambda
+	// the CreateWorker's reserved concurrency is the limit.
+	CreateSlots *Slots
+	// CreateStartTimeout bounds the wait for a new container to become
+	// stable (running or exited); the seed's 5 minutes by default.
+	CreateStartTimeout time.Duration
+	// StopGrace is how long a stop waits before killing (default 10 s).
+	StopGrace time.Duration
+	// MaxAttempts is how many deliveries an operation gets before the
+	// instance is failed and the message left to the dead-letter queue
+	// (default 5; set the queue's maxReceiveCount to the same).
+	MaxAttempts int
+	// Backoff gives the delay before delivery attempt+1 (default:
+	// exponential from 2 s, capped at 5 minutes, with jitter).
+	Backoff func(attempt int) time.Duration
+	// StablePoll is the first interval of the stabilisation wait's
+	// Inspect polling (default 100 ms, backing off to 2 s).
+	StablePoll time.Duration
+	Metrics    *metrics.Emitter
+	Logger     *slog.Logger
+	Clock      func() time.Time
+}
+
+// Worker handles queue deliveries. It is safe for concurrent use.
+type Worker struct {
+	m           *manager.Manager
+	store       store.Store
+	rt          *runtime.Resolver
+	slots       *Slots
+	timeout     time.Duration
+	grace       time.Duration
+	maxAttempts int
+	backoff     func(int) time.Duration
+	poll        time.Duration
+	metrics     *metrics.Emitter
+	log         *slog.Logger
+	now         func() time.Time
+}
+
+// New returns a Worker.
+func New(o Options) *Worker {
+	w := &Worker{
+		m: o.Manager, store: o.Manager.Store(), rt: o.Runtimes, slots: o.CreateSlots,
+		timeout: o.CreateStartTimeout, grace: o.StopGrace, maxAttempts: o.MaxAttempts,
+		backoff: o.Backoff, poll: o.StablePoll, metrics: o.Metrics, log: o.Logger, now: o.Clock,
+	}
+	if w.timeout <= 0 {
+		w.timeout = 5 * time.Minute
+	}
+	if w.grace <= 0 {
+		w.grace = 10 * time.Second
+	}
+	if w.maxAttempts <= 0 {
+		w.maxAttempts = 5
+	}
+	if w.backoff == nil {
+		w.backoff = ExponentialBackoff(2*time.Second, 5*time.Minute)
+	}
+	if w.poll <= 0 {
+		w.poll = 100 * time.Millisecond
+	}
+	if w.log == nil {
+		w.log = slog.Default()
+	}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	return w
+}
