@@ -72,6 +72,10 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	switch {
 	case errors.As(err, &br):
 		writeProblem(w, r, http.StatusBadRequest, "Bad Request", br.msg, func(p *Problem) { p.Errors = br.fields })
+	case errors.Is(err, store.ErrInvalidCursor):
+		writeProblem(w, r, http.StatusBadRequest, "Bad Request", "cursor is not valid for this listing", func(p *Problem) {
+			p.Errors = fieldErr("cursor", "not valid for this listing")
+		})
 	case errors.As(err, &tl):
 		writeProblem(w, r, http.StatusRequestEntityTooLarge, "Content Too Large", tl.Error(), nil)
 	case errors.As(err, &ve):

@@ -24,6 +24,9 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	ErrQueueFull     = errors.New("create queue full")
 	ErrUnavailable   = errors.New("store unavailable")
+	// ErrInvalidCursor: a cursor this store did not hand out (or for
+	// another listing); the caller's mistake, never retried.
+	ErrInvalidCursor = errors.New("invalid cursor")
 	// ErrDuplicateRequest: CreateParams.Idempotency names an (owner, key)
 	// that already has a live record; nothing was written.
 	ErrDuplicateRequest = errors.New("idempotency key already used")

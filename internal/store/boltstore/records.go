@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 // ErrInvalidCursor is returned for a cursor this store did not hand out.
 // The store contract has no sentinel for bad input, so callers that map
 // errors to HTTP statuses match this one (400) explicitly.
-var ErrInvalidCursor = errors.New("boltstore: invalid cursor")
+var ErrInvalidCursor = fmt.Errorf("boltstore: %w", store.ErrInvalidCursor)
 
 // instanceRecord is an instance as stored. container.Instance hides Spec
 // (secrets) and EventSeq from JSON because its JSON is the API's; the store
