@@ -1,0 +1,390 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/store"
+)
+
+func instanceKey(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrID: strAV(id)}
+}
+
+// getInstance reads an instance with a strongly consistent read, because
+// every caller goes on to write conditionally on what it read.
+func (s *Store) getInstance(ctx context.Context, op, id string) (container.Instance, error) {
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.instances),
+		Key:            instanceKey(id),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return container.Instance{}, fail(op, s.instances, id, err)
+	}
+	if out.Item == nil {
+		return container.Instance{}, failWith(store.ErrNotFound, op, s.instances, id)
+	}
+	in, err := unmarshalInstance(out.Item)
+	if err != nil {
+		return container.Instance{}, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.instances, id, err)
+	}
+	return in, nil
+}
+
+// GetInstance returns the instance or ErrNotFound.
+func (s *Store) GetInstance(ctx context.Context, id string) (container.Instance, error) {
+	return s.getInstance(ctx, "get instance", id)
+}
+
+// CreateInstance writes the instance, its outbox item, its first event, the
+// optional idempotency record and takes an admission slot in one
+// transaction.
+func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (container.Instance, error) {
+	const op = "create instance"
+	now := s.now()
+	in, ob, ev, err := prepareCreate(p, now)
+	if err != nil {
+		return container.Instance{}, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.instances, p.Instance.ID, err)
+	}
+	instAV, err := marshalInstance(in)
+	if err != nil {
+		return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+	}
+	obAV, err := marshalOutbox(ob)
+	if err != nil {
+		return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+	}
+	evAV, err := marshalEvent(ev, 0)
+	if err != nil {
+		return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+	}
+
+	t := &txn{}
+	t.update(roleCounter, s.counters, counterKey(), admissionTake(p.MaxPending))
+	t.put(roleInstance, s.instances, instAV, notExists(AttrID))
+	t.put(roleOutbox, s.outbox, obAV, notExists(AttrID))
+	// A history still retained from a deleted instance with the same id
+	// also makes the id taken.
+	t.put(roleEvent, s.events, evAV, notExists(AttrInstanceID))
+	if p.Idempotency != nil {
+		item, cond, err := s.idempotencyPut(*p.Idempotency, now)
+		if err != nil {
+			return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+		}
+		t.put(roleIdempotency, s.idempotency, item, cond)
+	}
+
+	token := newRequestToken()
+	for attempt := 1; ; attempt++ {
+		out, err := s.run(ctx, t, token.attempt(attempt))
+		if err != nil {
+			return container.Instance{}, fail(op, s.instances, in.ID, err)
+		}
+		switch {
+		case out == nil:
+			// Return what a read returns (times in UTC, empty values as
+			// stored) so callers can compare it with later reads.
+			return unmarshalInstance(instAV)
+		case out.failed[roleIdempotency]:
+			return container.Instance{}, failWith(store.ErrDuplicateRequest, op, s.idempotency,
+				idempotencyKey(p.Idempotency.Owner, p.Idempotency.Key))
+		case out.failed[roleInstance], out.failed[roleEvent]:
+			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.instances, in.ID)
+		case out.failed[roleOutbox]:
+			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.outbox, ob.ID)
+		case out.failed[roleCounter]:
+			return container.Instance{}, fmt.Errorf("dynamostore: %s %s %q: %d unfinished creates: %w",
+				op, s.instances, in.ID, p.MaxPending, store.ErrQueueFull)
+		case out.conflict:
+			// Every create updates the admission counter, so concurrent
+			// creates collide here; none of them is the caller's conflict.
+			if attempt >= s.maxAttempts {
+				return container.Instance{}, errContention(op, s.instances, in.ID, attempt, errors.New("transaction conflict"))
+			}
+			if err := pause(ctx, attempt, nil); err != nil {
+				return container.Instance{}, err
+			}
+		default:
+			return container.Instance{}, out.unexpected(op, s.instances, in.ID)
+		}
+	}
+}
+
+// prepareCreate checks CreateParams and fills what the store owns: the
+// first event's seq, the instance's EventSeq, and timestamps left zero.
+func prepareCreate(p store.CreateParams, now time.Time) (container.Instance, container.OutboxItem, container.Event, error) {
+	in := p.Instance.Clone()
+	ob := p.Outbox
+	ev := p.Event
+	if in.ID == "" {
+		return in, ob, ev, errors.New("instance has no ID")
+	}
+	if in.Status == "" {
+		in.Status = fsm.Pending
+	}
+	if in.Status != fsm.Pending {
+		return in, ob, ev, fmt.Errorf("a new instance must be %s, not %s", fsm.Pending, in.Status)
+	}
+	if in.Version == 0 {
+		in.Version = 1
+	}
+	if in.Version != 1 {
+		return in, ob, ev, fmt.Errorf("a new instance must have version 1, not %d", in.Version)
+	}
+	if in.CreatedAt.IsZero() {
+		in.CreatedAt = now
+	}
+	if in.UpdatedAt.IsZero() {
+		in.UpdatedAt = in.CreatedAt
+	}
+	in.EventSeq = 1
+
+	if ob.ID == "" {
+		return in, ob, ev, errors.New("outbox item has no ID")
+	}
+	if ob.InstanceID == "" {
+		ob.InstanceID = in.ID
+	}
+	if ob.InstanceVersion == 0 {
+		ob.InstanceVersion = in.Version
+	}
+	if ob.InstanceID != in.ID || ob.InstanceVersion != in.Version {
+		return in, ob, ev, fmt.Errorf("outbox item %q is for %s@%d, not %s@%d",
+			ob.ID, ob.InstanceID, ob.InstanceVersion, in.ID, in.Version)
+	}
+	ob = fillOutbox(ob, now)
+
+	// The event is the new instance's by definition (the contract names no
+	// InstanceID rule for it), like the events of Transition and Delete.
+	ev = fillEvent(ev, in.ID, 1, now)
+	return in, ob, ev, nil
+}
+
+// Transition changes the status (and fields) of an instance conditionally
+// on its version and status, with its outbox item, event, admission slot
+// release and outbox completion in the same transaction.
+func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (container.Instance, error) {
+	const op = "transition"
+	if p.To != p.From {
+		if err := fsm.Check(p.From, p.To); err != nil {
+			return container.Instance{}, err
+		}
+	}
+	token := newRequestToken()
+	completeID := p.CompleteOutboxID
+	var lost error
+	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
+		if attempt > 1 {
+			if err := pause(ctx, attempt-1, lost); err != nil {
+				return container.Instance{}, err
+			}
+		}
+		cur, err := s.getInstance(ctx, op, p.ID)
+		if err != nil {
+			return container.Instance{}, err
+		}
+		if cur.Version != p.ExpectVersion || cur.Status != p.From {
+			return container.Instance{}, fmt.Errorf("dynamostore: %s %s %q: expected %s@%d, found %s@%d: %w",
+				op, s.instances, p.ID, p.From, p.ExpectVersion, cur.Status, cur.Version, store.ErrConflict)
+		}
+		now := s.now()
+		next := cur.Clone()
+		next.Status = p.To
+		if p.Update != nil {
+			p.Update(&next)
+		}
+		// The store owns these, whatever Update did.
+		next.ID, next.Owner, next.Status = cur.ID, cur.Owner, p.To
+		next.Version = cur.Version + 1
+		next.EventSeq = cur.EventSeq
+		next.UpdatedAt = now
+
+		t := &txn{}
+		var evAV map[string]types.AttributeValue
+		if p.Event != nil {
+			next.EventSeq++
+			if evAV, err = marshalEvent(fillEvent(*p.Event, p.ID, next.EventSeq, now), 0); err != nil {
+				return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+			}
+		}
+		instAV, err := marshalInstance(next)
+		if err != nil {
+			return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+		}
+		t.put(roleInstance, s.instances, instAV, instanceUnchanged(cur, true))
+		if evAV != nil {
+			t.put(roleEvent, s.events, evAV, notExists(AttrInstanceID))
+		}
+		if p.Outbox != nil {
+			ob := fillOutbox(*p.Outbox, now)
+			obAV, err := marshalOutbox(ob)
+			if err != nil {
+				return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+			}
+			t.put(roleOutbox, s.outbox, obAV, notExists(AttrID))
+		}
+		if d := slotDelta(p.From, p.To); d != 0 {
+			t.update(roleCounter, s.counters, counterKey(), admissionAdd(d))
+		}
+		if completeID != "" {
+			t.update(roleComplete, s.outbox, outboxKey(completeID), outboxDone(now))
+		}
+
+		out, err := s.run(ctx, t, token.attempt(attempt))
+		if err != nil {
+			return container.Instance{}, fail(op, s.instances, p.ID, err)
+		}
+		switch {
+		case out == nil:
+			return unmarshalInstance(instAV)
+		case out.failed[roleOutbox]:
+			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.outbox, p.Outbox.ID)
+		case out.failed[roleComplete] || out.failed[roleInstance] || out.failed[roleEvent] || out.conflict:
+			if out.failed[roleComplete] {
+				// The item to complete is gone (expired or never
+				// written): there is nothing left to mark.
+				completeID = ""
+			}
+			// The instance condition failed: the next read tells a real
+			// conflict (version or status moved: ErrConflict) from a
+			// concurrent event append (only event_seq moved: retry).
+			lost = fmt.Errorf("transaction cancelled: %v", out)
+		default:
+			return container.Instance{}, out.unexpected(op, s.instances, p.ID)
+		}
+	}
+	return container.Instance{}, errContention(op, s.instances, p.ID, s.maxAttempts, lost)
+}
+
+// DeleteInstance removes the instance at ExpectVersion, appends its last
+// event, leaves a deletion marker so its history stays readable for
+// store.EventRetention, sets the TTL of the history, releases a held
+// admission slot and completes an outbox item, in one transaction.
+func (s *Store) DeleteInstance(ctx context.Context, p store.DeleteParams) error {
+	const op = "delete instance"
+	token := newRequestToken()
+	completeID := p.CompleteOutboxID
+	var lost error
+	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
+		if attempt > 1 {
+			if err := pause(ctx, attempt-1, lost); err != nil {
+				return err
+			}
+		}
+		cur, err := s.getInstance(ctx, op, p.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Version != p.ExpectVersion {
+			return fmt.Errorf("dynamostore: %s %s %q: expected version %d, found %d: %w",
+				op, s.instances, p.ID, p.ExpectVersion, cur.Version, store.ErrConflict)
+		}
+		now := s.now()
+		expires := ttl(now.Add(store.EventRetention))
+
+		t := &txn{}
+		t.delete(roleInstance, s.instances, instanceKey(p.ID), instanceUnchanged(cur, false))
+		last := fillEvent(p.Event, p.ID, cur.EventSeq+1, now)
+		evAV, err := marshalEvent(last, expires)
+		if err != nil {
+			return fmt.Errorf("dynamostore: %s: %w", op, err)
+		}
+		t.put(roleEvent, s.events, evAV, notExists(AttrInstanceID))
+		t.put(roleMarker, s.events, markerItem(p.ID, now, expires), nil)
+		if cur.Status.HoldsCreateSlot() {
+			t.update(roleCounter, s.counters, counterKey(), admissionAdd(-1))
+		}
+		if completeID != "" {
+			t.update(roleComplete, s.outbox, outboxKey(completeID), outboxDone(now))
+		}
+		// Stamp the newest events in the same transaction; an instance
+		// with a history longer than a transaction holds gets the rest
+		// stamped right after the commit.
+		oldest := max(cur.EventSeq-int64(maxTxnItems-len(t.items))+1, 1)
+		for seq := cur.EventSeq; seq >= oldest; seq-- {
+			t.update(roleStamp, s.events, eventKey(p.ID, seq), stampExpiry(expires))
+		}
+
+		out, err := s.run(ctx, t, token.attempt(attempt))
+		if err != nil {
+			return fail(op, s.instances, p.ID, err)
+		}
+		switch {
+		case out == nil:
+			if oldest > 1 {
+				// The delete has committed and its history is readable
+				// either way; events left unstamped only cost storage.
+				_ = s.stampEvents(ctx, p.ID, 1, oldest-1, expires)
+			}
+			return nil
+		case out.failed[roleComplete] || out.failed[roleInstance] || out.failed[roleEvent] || out.conflict:
+			if out.failed[roleComplete] {
+				completeID = ""
+			}
+			lost = fmt.Errorf("transaction cancelled: %v", out)
+		default:
+			return out.unexpected(op, s.instances, p.ID)
+		}
+	}
+	return errContention(op, s.instances, p.ID, s.maxAttempts, lost)
+}
+
+// instanceUnchanged conditions a write on the instance still being exactly
+// as read: version, status and event_seq (the last moves on a concurrent
+// AppendEvent without a version bump).
+func instanceUnchanged(cur container.Instance, withStatus bool) *expr {
+	e := newExpr()
+	clauses := []string{
+		e.n("version") + " = " + e.num(cur.Version),
+		e.n("event_seq") + " = " + e.num(cur.EventSeq),
+	}
+	if withStatus {
+		clauses = append(clauses, e.n(AttrStatus)+" = "+e.s(string(cur.Status)))
+	}
+	e.condition = and(clauses...)
+	return e
+}
+
+// notExists conditions a put on the item not existing yet.
+func notExists(keyAttr string) *expr {
+	e := newExpr()
+	e.condition = "attribute_not_exists(" + e.n(keyAttr) + ")"
+	return e
+}
+
+// fillEvent sets what the store owns on an event.
+func fillEvent(ev container.Event, instanceID string, seq int64, now time.Time) container.Event {
+	ev.InstanceID = instanceID
+	ev.Seq = seq
+	if ev.At.IsZero() {
+		ev.At = now
+	}
+	return ev
+}
+
+// fillOutbox defaults an outbox item's state and timestamps.
+func fillOutbox(ob container.OutboxItem, now time.Time) container.OutboxItem {
+	if ob.State == "" {
+		ob.State = container.OutboxPending
+	}
+	if ob.CreatedAt.IsZero() {
+		ob.CreatedAt = now
+	}
+	if ob.UpdatedAt.IsZero() {
+		ob.UpdatedAt = ob.CreatedAt
+	}
+	return ob
+}
+
+func (o *outcome) String() string {
+	return fmt.Sprintf("failed=%v conflict=%v other=%q", o.failed, o.conflict, o.other)
+}

@@ -1,0 +1,169 @@
+package dynamostore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/store"
+)
+
+func outboxKey(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrID: strAV(id)}
+}
+
+// outboxDone marks an item done: it leaves the undispatched index and
+// expires after store.OutboxRetention. It requires the item to exist, so
+// that completing an unknown id never creates a stub item.
+func outboxDone(at time.Time) *expr {
+	e := newExpr()
+	e.update = fmt.Sprintf("SET %s = %s, %s = %s, %s = %s REMOVE %s",
+		e.n("state"), e.s(string(container.OutboxDone)),
+		e.n("updated_at"), e.s(fmtTime(at)),
+		e.n(AttrExpiresAt), e.num(ttl(at.Add(store.OutboxRetention))),
+		e.n(AttrUndispatched))
+	e.condition = "attribute_exists(" + e.n(AttrID) + ")"
+	return e
+}
+
+// GetOutbox returns an outbox item or ErrNotFound.
+func (s *Store) GetOutbox(ctx context.Context, id string) (container.OutboxItem, error) {
+	const op = "get outbox item"
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.outbox),
+		Key:            outboxKey(id),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return container.OutboxItem{}, fail(op, s.outbox, id, err)
+	}
+	if out.Item == nil {
+		return container.OutboxItem{}, failWith(store.ErrNotFound, op, s.outbox, id)
+	}
+	o, err := unmarshalOutbox(out.Item)
+	if err != nil {
+		return container.OutboxItem{}, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.outbox, id, err)
+	}
+	return o, nil
+}
+
+// MarkDispatched moves a pending item to dispatched. A repeat keeps the
+// first DispatchedAt; a done or failed item is left as it is.
+func (s *Store) MarkDispatched(ctx context.Context, id string, at time.Time) error {
+	e := newExpr()
+	e.update = fmt.Sprintf("SET %s = %s, %s = if_not_exists(%s, %s), %s = %s REMOVE %s",
+		e.n("state"), e.s(string(container.OutboxDispatched)),
+		e.n("dispatched_at"), e.n("dispatched_at"), e.s(fmtTime(at)),
+		e.n("updated_at"), e.s(fmtTime(at)),
+		e.n(AttrUndispatched))
+	e.condition = e.in("state", []string{string(container.OutboxPending), string(container.OutboxDispatched)})
+	return s.updateOutbox(ctx, "mark outbox item dispatched", id, e)
+}
+
+// MarkDone records that a worker finished the item.
+func (s *Store) MarkDone(ctx context.Context, id string, at time.Time) error {
+	return s.updateOutbox(ctx, "mark outbox item done", id, outboxDone(at))
+}
+
+// MarkAttempt records a failed attempt. An item the worker reached before
+// the dispatcher marked it is dispatched by then; a done or failed item is
+// left as it is.
+func (s *Store) MarkAttempt(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error {
+	e := newExpr()
+	e.update = fmt.Sprintf("SET %s = %s, %s = %s, %s = %s, %s = %s REMOVE %s",
+		e.n("state"), e.s(string(container.OutboxDispatched)),
+		e.n("attempts"), e.num(int64(attempts)),
+		e.n("last_error"), e.s(lastErr),
+		e.n("updated_at"), e.s(fmtTime(at)),
+		e.n(AttrUndispatched))
+	e.condition = e.in("state", []string{string(container.OutboxPending), string(container.OutboxDispatched)})
+	return s.updateOutbox(ctx, "mark outbox attempt", id, e)
+}
+
+// MarkFailed records that the item was given up. Failed items do not
+// expire: they are the record of what was dropped. A done item stays done.
+func (s *Store) MarkFailed(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error {
+	e := newExpr()
+	e.update = fmt.Sprintf("SET %s = %s, %s = %s, %s = %s, %s = %s REMOVE %s",
+		e.n("state"), e.s(string(container.OutboxFailed)),
+		e.n("attempts"), e.num(int64(attempts)),
+		e.n("last_error"), e.s(lastErr),
+		e.n("updated_at"), e.s(fmtTime(at)),
+		e.n(AttrUndispatched))
+	e.condition = e.n("state") + " <> " + e.s(string(container.OutboxDone))
+	return s.updateOutbox(ctx, "mark outbox item failed", id, e)
+}
+
+// updateOutbox applies an update to an existing outbox item. A failed
+// condition is a no-op if the item exists (its state forbade the change)
+// and ErrNotFound otherwise.
+func (s *Store) updateOutbox(ctx context.Context, op, id string, e *expr) error {
+	e.condition = and("attribute_exists("+e.n(AttrID)+")", e.condition)
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.outbox),
+		Key:                       outboxKey(id),
+		UpdateExpression:          aws.String(e.update),
+		ConditionExpression:       aws.String(e.condition),
+		ExpressionAttributeNames:  e.namesOrNil(),
+		ExpressionAttributeValues: e.valuesOrNil(),
+	})
+	if err == nil {
+		return nil
+	}
+	if !isConditionFailed(err) {
+		return fail(op, s.outbox, id, err)
+	}
+	_, err = s.GetOutbox(ctx, id)
+	return err
+}
+
+// ListUndispatched returns pending items created before createdBefore,
+// oldest first, from the sparse undispatched index. limit ≤ 0 means 100.
+func (s *Store) ListUndispatched(ctx context.Context, createdBefore time.Time, limit int) ([]container.OutboxItem, error) {
+	const op = "list undispatched"
+	if limit <= 0 {
+		limit = 100
+	}
+	e := newExpr()
+	// created_key is "<created_at>#<id>" with a fixed-width time, so it is
+	// below the bare time of createdBefore exactly when created_at is.
+	keyCond := e.n(AttrUndispatched) + " = " + e.s(undispatchedValue) + " AND " + e.n(AttrCreatedKey) + " < " + e.s(fmtTime(createdBefore))
+	fetch := func(ctx context.Context, start map[string]types.AttributeValue, n int32) ([]map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
+		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.outbox),
+			IndexName:                 aws.String(IndexUndispatched),
+			KeyConditionExpression:    aws.String(keyCond),
+			ExpressionAttributeNames:  e.namesOrNil(),
+			ExpressionAttributeValues: e.valuesOrNil(),
+			ExclusiveStartKey:         start,
+			ScanIndexForward:          aws.Bool(true),
+			Limit:                     aws.Int32(n),
+		})
+		if err != nil {
+			return nil, nil, fail(op, s.outbox+"/"+IndexUndispatched, "", err)
+		}
+		return out.Items, out.LastEvaluatedKey, nil
+	}
+	items, _, err := collect(ctx, fetch, nil, limit, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]container.OutboxItem, 0, len(items))
+	for _, av := range items {
+		o, err := unmarshalOutbox(av)
+		if err != nil {
+			return nil, fmt.Errorf("dynamostore: %s %s: %w", op, s.outbox, err)
+		}
+		// The index is eventually consistent: skip an item whose state has
+		// already moved on but whose index entry has not caught up.
+		if o.State == container.OutboxPending {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,239 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Table names, without the deployment's prefix. The full name of a table is
+// prefix + name (TableName), so one account can hold several deployments.
+const (
+	TableInstances   = "instances"
+	TableOutbox      = "outbox"
+	TableEvents      = "events"
+	TableTemplates   = "templates"
+	TableIdempotency = "idempotency"
+	TableCounters    = "counters"
+)
+
+// Key attributes of the tables and their indexes.
+const (
+	// instances: partition key.
+	AttrID = "id"
+	// instances: by_owner partition key (sort key AttrID).
+	AttrOwner = "owner"
+	// instances: by_status partition key (sort key AttrID).
+	AttrStatus = "status"
+
+	// outbox: partition key is AttrID. The undispatched index is sparse: its
+	// partition key attribute exists only while the item is pending.
+	AttrUndispatched = "undispatched"
+	// outbox: undispatched sort key, created_at (fixed width, UTC) + "#" + id.
+	AttrCreatedKey = "created_key"
+
+	// events: partition and sort key.
+	AttrInstanceID = "instance_id"
+	AttrSeq        = "seq"
+
+	// templates: partition key.
+	AttrName = "name"
+
+	// idempotency: partition key, owner and key joined by idempotencyKey.
+	AttrPK = "pk"
+
+	// counters: partition key is AttrName; the admission item holds AttrCount.
+	AttrCount = "cnt"
+
+	// AttrExpiresAt is the TTL attribute (epoch seconds) of the outbox,
+	// events and idempotency tables.
+	AttrExpiresAt = "expires_at"
+)
+
+// Index names.
+const (
+	IndexByOwner      = "by_owner"
+	IndexByStatus     = "by_status"
+	IndexUndispatched = "undispatched"
+)
+
+// undispatchedValue is the only value of AttrUndispatched: all pending outbox
+// items share one index partition so that one Query lists them oldest first.
+// Pending items are few and short-lived (the dispatcher marks them within
+// milliseconds), so the partition stays small.
+const undispatchedValue = "pending"
+
+// admissionCounter is the counters item holding the create admission count.
+const admissionCounter = "admission"
+
+// TableName returns the full name of a table for a deployment prefix.
+func TableName(prefix, table string) string { return prefix + table }
+
+// TableDef is one table: how to create it and which attribute, if any, is
+// its TTL attribute (TTL is set by a separate UpdateTimeToLive call).
+type TableDef struct {
+	// Table is the short name (TableInstances, ...).
+	Table string
+	// Create is the CreateTable request, with the prefixed name.
+	Create dynamodb.CreateTableInput
+	// TTLAttribute is the TTL attribute name, or "" for none.
+	TTLAttribute string
+}
+
+// Tables returns the definitions of every table for a deployment prefix.
+// It is the single source of truth for the layout; the SAM template and the
+// CDK stack are checked against it.
+func Tables(prefix string) []TableDef {
+	str := func(names ...string) []types.AttributeDefinition {
+		defs := make([]types.AttributeDefinition, 0, len(names))
+		for _, n := range names {
+			defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS})
+		}
+		return defs
+	}
+	key := func(pk, sk string) []types.KeySchemaElement {
+		ks := []types.KeySchemaElement{{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash}}
+		if sk != "" {
+			ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange})
+		}
+		return ks
+	}
+	gsi := func(name, pk, sk string) types.GlobalSecondaryIndex {
+		return types.GlobalSecondaryIndex{
+			IndexName: aws.String(name),
+			KeySchema: key(pk, sk),
+			// Listings return whole instances and outbox items, so the
+			// indexes carry everything rather than paying a GetItem per row.
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		}
+	}
+	table := func(t string, attrs []types.AttributeDefinition, ks []types.KeySchemaElement) dynamodb.CreateTableInput {
+		return dynamodb.CreateTableInput{
+			TableName:            aws.String(TableName(prefix, t)),
+			AttributeDefinitions: attrs,
+			KeySchema:            ks,
+			BillingMode:          types.BillingModePayPerRequest,
+		}
+	}
+
+	instances := table(TableInstances, str(AttrID, AttrOwner, AttrStatus), key(AttrID, ""))
+	instances.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{
+		gsi(IndexByOwner, AttrOwner, AttrID),
+		gsi(IndexByStatus, AttrStatus, AttrID),
+	}
+
+	outbox := table(TableOutbox, str(AttrID, AttrUndispatched, AttrCreatedKey), key(AttrID, ""))
+	outbox.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{
+		gsi(IndexUndispatched, AttrUndispatched, AttrCreatedKey),
+	}
+	// The dispatcher consumes INSERTs; the old image lets it tell re-marks apart.
+	outbox.StreamSpecification = &types.StreamSpecification{
+		StreamEnabled:  aws.Bool(true),
+		StreamViewType: types.StreamViewTypeNewAndOldImages,
+	}
+
+	events := table(TableEvents, []types.AttributeDefinition{
+		{AttributeName: aws.String(AttrInstanceID), AttributeType: types.ScalarAttributeTypeS},
+		{AttributeName: aws.String(AttrSeq), AttributeType: types.ScalarAttributeTypeN},
+	}, key(AttrInstanceID, AttrSeq))
+
+	return []TableDef{
+		{Table: TableInstances, Create: instances},
+		{Table: TableOutbox, Create: outbox, TTLAttribute: AttrExpiresAt},
+		{Table: TableEvents, Create: events, TTLAttribute: AttrExpiresAt},
+		{Table: TableTemplates, Create: table(TableTemplates, str(AttrName), key(AttrName, ""))},
+		{Table: TableIdempotency, Create: table(TableIdempotency, str(AttrPK), key(AttrPK, "")), TTLAttribute: AttrExpiresAt},
+		{Table: TableCounters, Create: table(TableCounters, str(AttrName), key(AttrName, ""))},
+	}
+}
+
+// EnsureOption changes what EnsureTables sets up.
+type EnsureOption func(*ensureConfig)
+
+type ensureConfig struct{ ttl bool }
+
+// WithoutTTL leaves TTL off. Tests whose store clock is far behind the real
+// one need it: DynamoDB (Local too) expires items by the real clock, so an
+// item that is live by the test's clock but past its expires_at by the real
+// one would vanish mid-test. The store never relies on TTL to hide expired
+// items (it checks expiry itself), so nothing else changes.
+func WithoutTTL() EnsureOption { return func(c *ensureConfig) { c.ttl = false } }
+
+// EnsureTables creates every missing table for prefix, waits until each is
+// active and turns on TTL where the layout has it. Existing tables are left
+// as they are. It is for tests and local or dev setups; deployed stacks
+// create the tables from their templates.
+func EnsureTables(ctx context.Context, client *dynamodb.Client, prefix string, opts ...EnsureOption) error {
+	cfg := ensureConfig{ttl: true}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	for _, def := range Tables(prefix) {
+		name := aws.ToString(def.Create.TableName)
+		_, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		var missing *types.ResourceNotFoundException
+		switch {
+		case err == nil:
+		case errors.As(err, &missing):
+			in := def.Create
+			_, err := client.CreateTable(ctx, &in)
+			var inUse *types.ResourceInUseException
+			if err != nil && !errors.As(err, &inUse) { // in use: someone else is creating it
+				return fmt.Errorf("dynamostore: create table %s: %w", name, err)
+			}
+		default:
+			return fmt.Errorf("dynamostore: describe table %s: %w", name, err)
+		}
+		waiter := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
+			o.MinDelay = 200 * time.Millisecond
+			o.MaxDelay = 5 * time.Second
+		})
+		if err := waiter.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 5*time.Minute); err != nil {
+			return fmt.Errorf("dynamostore: wait for table %s: %w", name, err)
+		}
+		if cfg.ttl && def.TTLAttribute != "" {
+			if err := ensureTTL(ctx, client, name, def.TTLAttribute); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func ensureTTL(ctx context.Context, client *dynamodb.Client, table, attr string) error {
+	out, err := client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
+	if err != nil {
+		return fmt.Errorf("dynamostore: describe TTL of %s: %w", table, err)
+	}
+	if d := out.TimeToLiveDescription; d != nil && aws.ToString(d.AttributeName) == attr &&
+		(d.TimeToLiveStatus == types.TimeToLiveStatusEnabled || d.TimeToLiveStatus == types.TimeToLiveStatusEnabling) {
+		return nil
+	}
+	_, err = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName:               aws.String(table),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attr), Enabled: aws.Bool(true)},
+	})
+	if err != nil {
+		return fmt.Errorf("dynamostore: enable TTL on %s.%s: %w", table, attr, err)
+	}
+	return nil
+}
+
+// DeleteTables deletes every table of prefix that exists; tests call it in
+// their cleanup.
+func DeleteTables(ctx context.Context, client *dynamodb.Client, prefix string) error {
+	var errs []error
+	for _, def := range Tables(prefix) {
+		_, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: def.Create.TableName})
+		var missing *types.ResourceNotFoundException
+		if err != nil && !errors.As(err, &missing) {
+			errs = append(errs, fmt.Errorf("dynamostore: delete table %s: %w", aws.ToString(def.Create.TableName), err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,170 @@
+package dynamostore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// templateItem is a template as stored: its JSON (the shape admins publish)
+// with the name and version beside it as attributes, so writes can be
+// conditioned on the version.
+type templateItem struct {
+	Name    string `dynamodbav:"name"`
+	Version int64  `dynamodbav:"version"`
+	Doc     string `dynamodbav:"doc"`
+}
+
+func templateKey(name string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrName: strAV(name)}
+}
+
+func unmarshalTemplate(av map[string]types.AttributeValue) (container.Template, error) {
+	var it templateItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return container.Template{}, fmt.Errorf("decode template: %w", err)
+	}
+	var t container.Template
+	if err := json.Unmarshal([]byte(it.Doc), &t); err != nil {
+		return container.Template{}, fmt.Errorf("decode template %q: %w", it.Name, err)
+	}
+	t.Name, t.Version = it.Name, it.Version
+	return t, nil
+}
+
+// PutTemplate creates or replaces a template, bumping its version. The
+// write is conditioned on the version it replaces, so two concurrent puts
+// both land, one after the other, each with its own version.
+func (s *Store) PutTemplate(ctx context.Context, t container.Template) (container.Template, bool, error) {
+	const op = "put template"
+	if t.Name == "" {
+		return container.Template{}, false, fmt.Errorf("dynamostore: %s: template has no name", op)
+	}
+	var lost error
+	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
+		if attempt > 1 {
+			if err := pause(ctx, attempt-1, lost); err != nil {
+				return container.Template{}, false, err
+			}
+		}
+		cur, err := s.GetTemplate(ctx, t.Name)
+		created := errors.Is(err, store.ErrNotFound)
+		if err != nil && !created {
+			return container.Template{}, false, err
+		}
+		next := t
+		next.Version = cur.Version + 1
+		next.UpdatedAt = s.now().UTC().Format(time.RFC3339)
+		doc, err := json.Marshal(next)
+		if err != nil {
+			return container.Template{}, false, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.templates, t.Name, err)
+		}
+		item, err := attributevalue.MarshalMap(templateItem{Name: next.Name, Version: next.Version, Doc: string(doc)})
+		if err != nil {
+			return container.Template{}, false, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.templates, t.Name, err)
+		}
+		e := newExpr()
+		if created {
+			e.condition = "attribute_not_exists(" + e.n(AttrName) + ")"
+		} else {
+			e.condition = e.n("version") + " = " + e.num(cur.Version)
+		}
+		_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                 aws.String(s.templates),
+			Item:                      item,
+			ConditionExpression:       aws.String(e.condition),
+			ExpressionAttributeNames:  e.namesOrNil(),
+			ExpressionAttributeValues: e.valuesOrNil(),
+		})
+		switch {
+		case err == nil:
+			stored, err := unmarshalTemplate(item)
+			return stored, created, err
+		case isConditionFailed(err):
+			lost = err // another put won; build on its version
+		default:
+			return container.Template{}, false, fail(op, s.templates, t.Name, err)
+		}
+	}
+	return container.Template{}, false, errContention(op, s.templates, t.Name, s.maxAttempts, lost)
+}
+
+// GetTemplate returns a template or ErrNotFound.
+func (s *Store) GetTemplate(ctx context.Context, name string) (container.Template, error) {
+	const op = "get template"
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.templates),
+		Key:            templateKey(name),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return container.Template{}, fail(op, s.templates, name, err)
+	}
+	if out.Item == nil {
+		return container.Template{}, failWith(store.ErrNotFound, op, s.templates, name)
+	}
+	t, err := unmarshalTemplate(out.Item)
+	if err != nil {
+		return container.Template{}, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.templates, name, err)
+	}
+	return t, nil
+}
+
+// ListTemplates returns every template, by name. Templates are few (an
+// admin publishes them), so a consistent scan is the simplest exact answer.
+func (s *Store) ListTemplates(ctx context.Context) ([]container.Template, error) {
+	const op = "list templates"
+	in := &dynamodb.ScanInput{TableName: aws.String(s.templates), ConsistentRead: aws.Bool(true)}
+	out := []container.Template{}
+	for {
+		page, err := s.client.Scan(ctx, in)
+		if err != nil {
+			return nil, fail(op, s.templates, "", err)
+		}
+		for _, av := range page.Items {
+			t, err := unmarshalTemplate(av)
+			if err != nil {
+				return nil, fmt.Errorf("dynamostore: %s %s: %w", op, s.templates, err)
+			}
+			out = append(out, t)
+		}
+		if page.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+	slices.SortFunc(out, func(a, b container.Template) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// DeleteTemplate removes a template; ErrNotFound if there is none.
+func (s *Store) DeleteTemplate(ctx context.Context, name string) error {
+	const op = "delete template"
+	e := newExpr()
+	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                aws.String(s.templates),
+		Key:                      templateKey(name),
+		ConditionExpression:      aws.String("attribute_exists(" + e.n(AttrName) + ")"),
+		ExpressionAttributeNames: e.names,
+	})
+	switch {
+	case err == nil:
+		return nil
+	case isConditionFailed(err):
+		return failWith(store.ErrNotFound, op, s.templates, name)
+	default:
+		return fail(op, s.templates, name, err)
+	}
+}
