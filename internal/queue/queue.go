@@ -15,7 +15,8 @@ type Outgoing struct {
 	// up to 80 letters, digits, '-' or '_'); results name it.
 	ID   string
 	Body []byte
-	// Attributes travel with the message (string values).
+	// Attributes travel with the message (string values). Entries with an
+	// empty value are dropped by every implementation: SQS refuses them.
 	Attributes map[string]string
 	// Delay keeps the message invisible for this long (max 15 minutes).
 	Delay time.Duration
@@ -31,7 +32,9 @@ type Delivery struct {
 	ReceiveCount int
 	// SentAt is when the message was first sent (queue age at receive).
 	SentAt time.Time
-	// Handle is the receipt for Ack and Nack.
+	// Handle is the receipt for Ack and Nack. Only the latest delivery's
+	// handle counts: after a redelivery, Ack with an earlier handle removes
+	// nothing (memqueue says so with an error, SQS silently).
 	Handle string
 }
 
@@ -47,6 +50,10 @@ type Delivery struct {
 //   - after MaxReceives deliveries without an ack, the next receive moves it
 //     to the dead-letter queue instead of delivering it;
 //   - no ordering is promised.
+//
+// Each implementation declares these (and what it adds: a capacity,
+// persistence, time granularity) as a queuetest.Features value and passes
+// queuetest.Run with it.
 type Queue interface {
 	// Send sends a batch of at most 10 messages. When some entries fail, it
 	// returns a *BatchError naming them; the others were sent.
