@@ -41,7 +41,7 @@ type Applied string
 const (
 	AppliedTransition Applied = "transition" // the instance moved
 	AppliedNoop       Applied = "noop"       // it already reflected the observation
-	AppliedRecorded   Applied = "recorded"   // recorded as an event only (expected during delete)
+	AppliedExpected   Applied = "expected"   // the effect of berth's own stop or delete in progress
 	AppliedRejected   Applied = "rejected"   // the FSM forbids it: TransitionRejected recorded
 	AppliedGone       Applied = "gone"       // the instance no longer exists
 )
@@ -81,7 +81,10 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 	to, evType, ok := target(inst.Status, ob)
 	switch {
 	case !ok:
-		return AppliedRecorded, m.record(ctx, inst, ob, observationType(ob), "")
+		// Expected while berth itself stops or deletes the container:
+		// the worker records the outcome; a second entry would only blur it.
+		m.log.DebugContext(ctx, "observation expected during "+string(inst.Status), "instance_id", inst.ID, "kind", ob.Kind)
+		return AppliedExpected, nil
 	case to == inst.Status:
 		if ob.Kind == ObservedStarted && inst.RuntimeNodeName == "" && ob.NodeName != "" {
 			// Backfill what a restart or a lost write left empty.
@@ -176,16 +179,6 @@ func statusReason(from, to fsm.Status, ob Observation) string {
 		return fmt.Sprintf("exited with code %d", *ob.ExitCode)
 	}
 	return "exited"
-}
-
-func observationType(ob Observation) string {
-	switch ob.Kind {
-	case ObservedStarted:
-		return container.EventStarted
-	case ObservedDestroyed:
-		return container.EventDeleted
-	}
-	return container.EventExited
 }
 
 func (m *Manager) record(ctx context.Context, inst container.Instance, ob Observation, evType, msg string) error {

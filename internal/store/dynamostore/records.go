@@ -144,6 +144,7 @@ type eventItem struct {
 	At         string `dynamodbav:"at,omitempty"`
 	Message    string `dynamodbav:"message,omitempty"`
 	ExitCode   *int   `dynamodbav:"exit_code,omitempty"`
+	Actor      string `dynamodbav:"actor,omitempty"`
 	DeletedAt  string `dynamodbav:"deleted_at,omitempty"`
 	ExpiresAt  int64  `dynamodbav:"expires_at,omitempty"`
 }
@@ -154,7 +155,7 @@ const markerSeq = 0
 func marshalEvent(ev container.Event, expiresAt int64) (map[string]types.AttributeValue, error) {
 	it := eventItem{
 		InstanceID: ev.InstanceID, Seq: ev.Seq, Type: ev.Type, From: string(ev.From), To: string(ev.To),
-		At: fmtTime(ev.At), Message: ev.Message, ExitCode: ev.ExitCode, ExpiresAt: expiresAt,
+		At: fmtTime(ev.At), Message: ev.Message, ExitCode: ev.ExitCode, Actor: ev.Actor, ExpiresAt: expiresAt,
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -178,7 +179,7 @@ func (it eventItem) event() (container.Event, error) {
 	}
 	return container.Event{
 		InstanceID: it.InstanceID, Seq: it.Seq, Type: it.Type, From: fsm.Status(it.From),
-		To: fsm.Status(it.To), At: at, Message: it.Message, ExitCode: it.ExitCode,
+		To: fsm.Status(it.To), At: at, Message: it.Message, ExitCode: it.ExitCode, Actor: it.Actor,
 	}, nil
 }
 

@@ -39,7 +39,8 @@ func testCreateAndGet(t *testing.T, s store.Store, c *Clock) {
 		t.Fatalf("outbox item %+v", ob)
 	}
 	evs := allEvents(t, s, p.Instance.ID, 10)
-	if len(evs) != 1 || evs[0].Seq != 1 || evs[0].Type != container.EventCreateRequested || evs[0].InstanceID != p.Instance.ID {
+	if len(evs) != 1 || evs[0].Seq != 1 || evs[0].Type != container.EventCreateRequested || evs[0].InstanceID != p.Instance.ID ||
+		evs[0].Actor != "alice" || !evs[0].At.Equal(p.Event.At) || evs[0].To != fsm.Pending {
 		t.Fatalf("first event %+v", evs)
 	}
 	if n := admission(t, s); n != 1 {

@@ -82,7 +82,7 @@ func NewCreate(clock *Clock, owner string) store.CreateParams {
 			RequestID: "req-" + id, State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
 		},
 		Event: container.Event{
-			InstanceID: id, Type: container.EventCreateRequested, To: fsm.Pending, At: now,
+			InstanceID: id, Type: container.EventCreateRequested, To: fsm.Pending, At: now, Actor: owner,
 		},
 	}
 }
