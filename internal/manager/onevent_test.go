@@ -1,0 +1,121 @@
+package manager_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/store/teststores"
+)
+
+// paths lead from pending to each status the table below starts from.
+var paths = map[fsm.Status][]fsm.Status{
+	fsm.Pending:       {},
+	fsm.Creating:      {fsm.Creating},
+	fsm.Running:       {fsm.Creating, fsm.Running},
+	fsm.Paused:        {fsm.Creating, fsm.Running, fsm.Paused},
+	fsm.StopPending:   {fsm.Creating, fsm.Running, fsm.StopPending},
+	fsm.Stopping:      {fsm.Creating, fsm.Running, fsm.StopPending, fsm.Stopping},
+	fsm.Stopped:       {fsm.Creating, fsm.Running, fsm.Stopped},
+	fsm.StartPending:  {fsm.Creating, fsm.Running, fsm.Stopped, fsm.StartPending},
+	fsm.Starting:      {fsm.Creating, fsm.Running, fsm.Stopped, fsm.StartPending, fsm.Starting},
+	fsm.DeletePending: {fsm.DeletePending},
+	fsm.Deleting:      {fsm.DeletePending, fsm.Deleting},
+	fsm.Failed:        {fsm.Failed},
+}
+
+func TestOnEvent(t *testing.T) {
+	zero, three := 0, 3
+	started := manager.Observation{Kind: manager.ObservedStarted, NodeName: "h1"}
+	exit0 := manager.Observation{Kind: manager.ObservedExited, ExitCode: &zero}
+	exit3 := manager.Observation{Kind: manager.ObservedExited, ExitCode: &three}
+	oom := manager.Observation{Kind: manager.ObservedExited, ExitCode: &three, OOMKilled: true}
+	gone := manager.Observation{Kind: manager.ObservedDestroyed}
+	cases := []struct {
+		from    fsm.Status
+		ob      manager.Observation
+		applied manager.Applied
+		to      fsm.Status
+		event   string
+	}{
+		{fsm.Creating, started, manager.AppliedTransition, fsm.Running, container.EventStarted},
+		{fsm.Starting, started, manager.AppliedTransition, fsm.Running, container.EventStarted},
+		{fsm.Stopped, started, manager.AppliedTransition, fsm.Running, container.EventStarted},
+		{fsm.Running, started, manager.AppliedNoop, fsm.Running, ""},
+		{fsm.Pending, started, manager.AppliedRejected, fsm.Pending, container.EventTransitionReject},
+		{fsm.StopPending, started, manager.AppliedRejected, fsm.StopPending, container.EventTransitionReject},
+		{fsm.Failed, started, manager.AppliedRejected, fsm.Failed, container.EventTransitionReject},
+		{fsm.Running, exit0, manager.AppliedTransition, fsm.Stopped, container.EventExited},
+		{fsm.Running, exit3, manager.AppliedTransition, fsm.Failed, container.EventFailed},
+		{fsm.Running, oom, manager.AppliedTransition, fsm.Failed, container.EventFailed},
+		{fsm.Creating, exit0, manager.AppliedTransition, fsm.Stopped, container.EventExited},
+		{fsm.Paused, exit3, manager.AppliedTransition, fsm.Failed, container.EventFailed},
+		{fsm.Stopping, exit3, manager.AppliedTransition, fsm.Stopped, container.EventStopped},
+		{fsm.StopPending, exit3, manager.AppliedExpected, fsm.StopPending, ""},
+		{fsm.Deleting, exit3, manager.AppliedExpected, fsm.Deleting, ""},
+		{fsm.DeletePending, gone, manager.AppliedExpected, fsm.DeletePending, ""},
+		{fsm.Stopped, exit0, manager.AppliedNoop, fsm.Stopped, ""},
+		{fsm.Failed, exit3, manager.AppliedNoop, fsm.Failed, ""},
+		{fsm.Running, gone, manager.AppliedTransition, fsm.Failed, container.EventFailed},
+		{fsm.Starting, exit0, manager.AppliedRejected, fsm.Starting, container.EventTransitionReject},
+		{fsm.Pending, exit3, manager.AppliedTransition, fsm.Failed, container.EventFailed},
+	}
+	ctx := context.Background()
+	s := teststores.Bolt(t, time.Now)
+	m := manager.New(manager.Options{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "t", Runtime: "docker", Image: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		name := string(tc.from) + "/" + string(tc.ob.Kind)
+		res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "t"}, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst := res.Instance
+		for _, to := range paths[tc.from] {
+			if inst, err = s.Transition(ctx, store.TransitionParams{ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: to}); err != nil {
+				t.Fatalf("%s: driving to %s: %v", name, to, err)
+			}
+		}
+		ob := tc.ob
+		ob.InstanceID = inst.ID
+		applied, err := m.OnEvent(ctx, ob)
+		if err != nil || applied != tc.applied {
+			t.Errorf("%s: applied %q, %v; want %q", name, applied, err, tc.applied)
+			continue
+		}
+		after, _ := s.GetInstance(ctx, inst.ID)
+		if after.Status != tc.to {
+			t.Errorf("%s: status %s, want %s", name, after.Status, tc.to)
+		}
+		evs, _ := s.ListEvents(ctx, inst.ID, "", 100)
+		last := evs.Items[len(evs.Items)-1]
+		if tc.event == "" {
+			if last.Seq != inst.EventSeq {
+				t.Errorf("%s: recorded %s, want nothing", name, last.Type)
+			}
+			continue
+		}
+		if last.Type != tc.event || last.Actor != container.ActorSystem {
+			t.Errorf("%s: last event %s by %q, want %s by berth", name, last.Type, last.Actor, tc.event)
+		}
+		if tc.applied == manager.AppliedTransition && tc.ob.ExitCode != nil && (after.ExitCode == nil || *after.ExitCode != *tc.ob.ExitCode || after.FinishedAt == nil) {
+			t.Errorf("%s: exit code/finished_at not recorded: %+v", name, after)
+		}
+		if tc.ob.Kind == manager.ObservedStarted && tc.applied == manager.AppliedTransition && (after.RuntimeNodeName != "h1" || after.StartedAt == nil) {
+			t.Errorf("%s: node/started_at not recorded: %+v", name, after)
+		}
+	}
+	// An observation for a deleted instance is acknowledged as gone.
+	if applied, err := m.OnEvent(ctx, manager.Observation{InstanceID: "gone", Kind: manager.ObservedStarted}); err != nil || applied != manager.AppliedGone {
+		t.Fatalf("unknown instance: %q, %v", applied, err)
+	}
+}
