@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+
+	"github.com/berth-io/berth/internal/store"
 )
 
 // Cursor kinds: a cursor is only accepted by the listing that issued it.
@@ -49,7 +51,7 @@ func decodeCursor(s, kind string) (cursor, error) {
 		err = fmt.Errorf("out of range")
 	}
 	if err != nil {
-		return cursor{}, fmt.Errorf("dynamostore: cursor %q: %w: %w", s, ErrInvalidCursor, err)
+		return cursor{}, fmt.Errorf("dynamostore: cursor %q: %w: %w", s, store.ErrInvalidCursor, err)
 	}
 	return c, nil
 }

@@ -14,10 +14,6 @@ import (
 	"github.com/berth-io/berth/internal/store"
 )
 
-// ErrInvalidCursor is returned for a cursor this store did not issue for
-// the same kind of listing. The store contract has no sentinel for it yet.
-var ErrInvalidCursor = errors.New("invalid cursor")
-
 // transient classifies the errors that mean "DynamoDB could not serve this
 // now": throttling, 5xx, connection failures and retries exhausted on them.
 // The SDK's own classifiers decide, so this agrees with what its retryer

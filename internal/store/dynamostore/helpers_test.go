@@ -94,8 +94,8 @@ func testInstance(id, owner string) container.Instance {
 		UpdatedAt: time.Date(2026, 3, 1, 12, 0, 0, 5, time.UTC),
 		Spec: container.Spec{
 			Runtime: container.RuntimeDocker, Image: "nginx:1", Command: []string{"nginx"},
-			Env:   map[string]string{"SECRET": "s3cr3t"},
-			Ports: []container.Port{{ContainerPort: 80, Protocol: "tcp"}},
+			Env:       map[string]string{"SECRET": "s3cr3t"},
+			Ports:     []container.Port{{ContainerPort: 80, Protocol: "tcp"}},
 			Resources: container.Resources{CPU: "500m", Memory: "256Mi"},
 		},
 	}

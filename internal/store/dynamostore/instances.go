@@ -226,6 +226,13 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 		}
 		if p.Outbox != nil {
 			ob := fillOutbox(*p.Outbox, now)
+			// The request is for the instance as this write leaves it.
+			if ob.InstanceID == "" {
+				ob.InstanceID = next.ID
+			}
+			if ob.InstanceVersion == 0 {
+				ob.InstanceVersion = next.Version
+			}
 			obAV, err := marshalOutbox(ob)
 			if err != nil {
 				return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)

@@ -160,9 +160,10 @@ func TestTransition(t *testing.T) {
 	if ob, err := s.GetOutbox(ctx, "ob-t1-stop"); err != nil || ob.State != container.OutboxPending {
 		t.Errorf("transition outbox = %+v, %v", ob, err)
 	}
-	// A field-only update keeps the status and skips the FSM.
+	// A field-only update keeps the status and skips the FSM; completing an
+	// item that is already done (a redelivered message) is no obstacle.
 	got, err = s.Transition(ctx, store.TransitionParams{ID: "t1", ExpectVersion: 3, From: fsm.Running, To: fsm.Running,
-		Update: func(in *container.Instance) { in.StatusReason = "healthy" }})
+		Update: func(in *container.Instance) { in.StatusReason = "healthy" }, CompleteOutboxID: "ob-t1"})
 	if err != nil || got.Version != 4 || got.StatusReason != "healthy" {
 		t.Errorf("field-only update = %+v, %v", got, err)
 	}

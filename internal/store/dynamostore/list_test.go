@@ -2,9 +2,11 @@ package dynamostore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -141,11 +143,14 @@ func TestListInstancesPaging(t *testing.T) {
 	if len(active) != total-1 || slices.Contains(active, "a000") {
 		t.Errorf("ListActive: %d ids, want %d without a000", len(active), total-1)
 	}
-	if _, err := s.ListActive(ctx, p.NextCursor+"garbage", 5); err == nil {
-		t.Error("garbage cursor accepted")
+	if _, err := s.ListActive(ctx, "garbage!", 5); !errors.Is(err, store.ErrInvalidCursor) {
+		t.Errorf("garbage cursor: %v, want ErrInvalidCursor", err)
 	}
-	if _, err := s.ListInstances(ctx, store.ListQuery{Owner: "alice", Cursor: (cursor{Kind: cursorActive, ID: "x"}).encode()}); err == nil {
-		t.Error("cursor of another listing accepted")
+	if _, err := s.ListInstances(ctx, store.ListQuery{Owner: "alice", Cursor: (cursor{Kind: cursorActive, ID: "x"}).encode()}); !errors.Is(err, store.ErrInvalidCursor) {
+		t.Errorf("cursor of another listing: %v, want ErrInvalidCursor", err)
+	}
+	if _, err := s.ListEvents(ctx, "a002", "AAAA", 5); !errors.Is(err, store.ErrInvalidCursor) {
+		t.Errorf("bad events cursor: %v, want ErrInvalidCursor", err)
 	}
 }
 
@@ -206,7 +211,7 @@ func TestOutboxBookkeeping(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]container.OutboxState{"ob-o0": container.OutboxDispatched, "ob-o1": container.OutboxDispatched,
+	want := map[string]container.OutboxState{"ob-o0": container.OutboxDispatched, "ob-o1": container.OutboxPending,
 		"ob-o2": container.OutboxDone, "ob-o3": container.OutboxFailed, "ob-o4": container.OutboxPending}
 	for id, st := range want {
 		ob, err := s.GetOutbox(ctx, id)
@@ -218,7 +223,22 @@ func TestOutboxBookkeeping(t *testing.T) {
 		t.Errorf("attempt not recorded: %+v", ob)
 	}
 	items, err = s.ListUndispatched(ctx, base.Add(time10s(1)), 10)
-	if err != nil || len(items) != 1 || items[0].ID != "ob-o4" {
+	if err != nil || len(items) != 2 || items[0].ID != "ob-o1" || items[1].ID != "ob-o4" {
 		t.Errorf("undispatched after marks: %+v, %v", items, err)
+	}
+	// A repeated MarkDone keeps the first expiry; past it the item is gone
+	// for every read and mark, whether or not TTL has removed it.
+	if err := s.MarkDone(ctx, "ob-o2", base.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(store.OutboxRetention + time.Minute)
+	if _, err := s.GetOutbox(ctx, "ob-o2"); !errorsIsNotFound(err) {
+		t.Errorf("done item past retention: %v, want ErrNotFound", err)
+	}
+	if err := s.MarkDone(ctx, "ob-o2", c.Now()); !errorsIsNotFound(err) {
+		t.Errorf("MarkDone of an expired item: %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetOutbox(ctx, "ob-o0"); err != nil {
+		t.Errorf("dispatched items do not expire: %v", err)
 	}
 }

@@ -19,7 +19,8 @@ func outboxKey(id string) map[string]types.AttributeValue {
 
 // outboxDone marks an item done: it leaves the undispatched index and
 // expires after store.OutboxRetention. It requires the item to exist, so
-// that completing an unknown id never creates a stub item.
+// that completing an unknown id never creates a stub item, and not to be
+// done already, so that a repeat does not push its expiry back.
 func outboxDone(at time.Time) *expr {
 	e := newExpr()
 	e.update = fmt.Sprintf("SET %s = %s, %s = %s, %s = %s REMOVE %s",
@@ -27,8 +28,14 @@ func outboxDone(at time.Time) *expr {
 		e.n("updated_at"), e.s(fmtTime(at)),
 		e.n(AttrExpiresAt), e.num(ttl(at.Add(store.OutboxRetention))),
 		e.n(AttrUndispatched))
-	e.condition = "attribute_exists(" + e.n(AttrID) + ")"
+	e.condition = and("attribute_exists("+e.n(AttrID)+")", e.n("state")+" <> "+e.s(string(container.OutboxDone)))
 	return e
+}
+
+// outboxExpired reports a done item past store.OutboxRetention: reads treat
+// it as gone whether or not TTL has removed it yet.
+func outboxExpired(o container.OutboxItem, now time.Time) bool {
+	return o.State == container.OutboxDone && !now.Before(o.UpdatedAt.Add(store.OutboxRetention))
 }
 
 // GetOutbox returns an outbox item or ErrNotFound.
@@ -49,38 +56,40 @@ func (s *Store) GetOutbox(ctx context.Context, id string) (container.OutboxItem,
 	if err != nil {
 		return container.OutboxItem{}, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.outbox, id, err)
 	}
+	if outboxExpired(o, s.now()) {
+		return container.OutboxItem{}, fmt.Errorf("dynamostore: %s %s %q: done and expired: %w", op, s.outbox, id, store.ErrNotFound)
+	}
 	return o, nil
 }
 
-// MarkDispatched moves a pending item to dispatched. A repeat keeps the
-// first DispatchedAt; a done or failed item is left as it is.
+// MarkDispatched moves a pending item to dispatched. A repeat (the sweeper
+// re-dispatching a stale item) moves DispatchedAt forward; a done or failed
+// item is left as it is.
 func (s *Store) MarkDispatched(ctx context.Context, id string, at time.Time) error {
 	e := newExpr()
-	e.update = fmt.Sprintf("SET %s = %s, %s = if_not_exists(%s, %s), %s = %s REMOVE %s",
+	e.update = fmt.Sprintf("SET %s = %s, %s = %s, %s = %s REMOVE %s",
 		e.n("state"), e.s(string(container.OutboxDispatched)),
-		e.n("dispatched_at"), e.n("dispatched_at"), e.s(fmtTime(at)),
+		e.n("dispatched_at"), e.s(fmtTime(at)),
 		e.n("updated_at"), e.s(fmtTime(at)),
 		e.n(AttrUndispatched))
 	e.condition = e.in("state", []string{string(container.OutboxPending), string(container.OutboxDispatched)})
 	return s.updateOutbox(ctx, "mark outbox item dispatched", id, e)
 }
 
-// MarkDone records that a worker finished the item.
+// MarkDone records that a worker finished the item; a repeat is a no-op.
 func (s *Store) MarkDone(ctx context.Context, id string, at time.Time) error {
 	return s.updateOutbox(ctx, "mark outbox item done", id, outboxDone(at))
 }
 
-// MarkAttempt records a failed attempt. An item the worker reached before
-// the dispatcher marked it is dispatched by then; a done or failed item is
-// left as it is.
+// MarkAttempt records a failed attempt, leaving the state as it is (the
+// dispatcher's mark may still be on its way); a done or failed item is left
+// as it is.
 func (s *Store) MarkAttempt(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error {
 	e := newExpr()
-	e.update = fmt.Sprintf("SET %s = %s, %s = %s, %s = %s, %s = %s REMOVE %s",
-		e.n("state"), e.s(string(container.OutboxDispatched)),
+	e.update = fmt.Sprintf("SET %s = %s, %s = %s, %s = %s",
 		e.n("attempts"), e.num(int64(attempts)),
 		e.n("last_error"), e.s(lastErr),
-		e.n("updated_at"), e.s(fmtTime(at)),
-		e.n(AttrUndispatched))
+		e.n("updated_at"), e.s(fmtTime(at)))
 	e.condition = e.in("state", []string{string(container.OutboxPending), string(container.OutboxDispatched)})
 	return s.updateOutbox(ctx, "mark outbox attempt", id, e)
 }
@@ -101,7 +110,7 @@ func (s *Store) MarkFailed(ctx context.Context, id string, attempts int, lastErr
 
 // updateOutbox applies an update to an existing outbox item. A failed
 // condition is a no-op if the item exists (its state forbade the change)
-// and ErrNotFound otherwise.
+// and ErrNotFound otherwise (also for a done item past its retention).
 func (s *Store) updateOutbox(ctx context.Context, op, id string, e *expr) error {
 	e.condition = and("attribute_exists("+e.n(AttrID)+")", e.condition)
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
