@@ -1,0 +1,391 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/lambdahttp"
+	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/store/teststores"
+)
+
+// eventsDir holds the sample events (events/api-*.json).
+const eventsDir = "../../events"
+
+// fixtureID is the container id written in the fixtures' paths; tests
+// replace it with the id of a container they created.
+const fixtureID = "01JDQ7ZP3K9Y6V4M8N2B5C7D1E"
+
+func fixtureFiles(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(eventsDir, "api-*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no events/api-*.json fixtures (%v)", err)
+	}
+	return files
+}
+
+// fixture reads events/api-<name>.json with the container id replaced.
+func fixture(t testing.TB, name, id string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(eventsDir, "api-"+name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != "" {
+		raw = bytes.ReplaceAll(raw, []byte(fixtureID), []byte(id))
+	}
+	return raw
+}
+
+func fixtureEvent(t testing.TB, name, id string) events.APIGatewayV2HTTPRequest {
+	t.Helper()
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(fixture(t, name, id), &ev); err != nil {
+		t.Fatalf("api-%s.json: %v", name, err)
+	}
+	return ev
+}
+
+// TestFixturesRoundTrip keeps the fixtures in API Gateway's own shape:
+// each one decodes into events.APIGatewayV2HTTPRequest with every field
+// known (a misspelt or invented field would be dropped) and encodes back to
+// the same JSON, apart from empty values the SDK type always writes
+// (such as requestContext.authentication without mTLS).
+func TestFixturesRoundTrip(t *testing.T) {
+	for _, f := range fixtureFiles(t) {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			var ev events.APIGatewayV2HTTPRequest
+			if err := dec.Decode(&ev); err != nil {
+				t.Fatalf("not an API Gateway v2 HTTP event: %v", err)
+			}
+			back, err := json.Marshal(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want, got any
+			if err := json.Unmarshal(raw, &want); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(back, &got); err != nil {
+				t.Fatal(err)
+			}
+			if want, got := pruneZero(want), pruneZero(got); !reflect.DeepEqual(want, got) {
+				w, _ := json.MarshalIndent(want, "", " ")
+				g, _ := json.MarshalIndent(got, "", " ")
+				t.Errorf("round trip changed the event:\nfile:\n%s\nround trip:\n%s", w, g)
+			}
+			for _, k := range missingKeys(want, got, "") {
+				t.Errorf("key %s of the file is not in the round trip (misspelt?)", k)
+			}
+			checkRealShape(t, ev)
+		})
+	}
+}
+
+// checkRealShape checks what API Gateway always does: payload 2.0,
+// lowercase header names, rawPath equal to http.path, a request id.
+func checkRealShape(t *testing.T, ev events.APIGatewayV2HTTPRequest) {
+	t.Helper()
+	if ev.Version != "2.0" {
+		t.Errorf("version %q, want 2.0", ev.Version)
+	}
+	if ev.RouteKey != "$default" && ev.RouteKey != "ANY /{proxy+}" {
+		t.Errorf("routeKey %q", ev.RouteKey)
+	}
+	if ev.RequestContext.RouteKey != ev.RouteKey {
+		t.Errorf("requestContext.routeKey %q != routeKey %q", ev.RequestContext.RouteKey, ev.RouteKey)
+	}
+	if ev.RouteKey == "ANY /{proxy+}" && "/"+ev.PathParameters["proxy"] != ev.RawPath {
+		t.Errorf("pathParameters.proxy %q does not match rawPath %q", ev.PathParameters["proxy"], ev.RawPath)
+	}
+	for k := range ev.Headers {
+		if k != strings.ToLower(k) {
+			t.Errorf("header %q is not lowercase", k)
+		}
+	}
+	if ev.RawPath != ev.RequestContext.HTTP.Path || ev.RequestContext.HTTP.Method == "" || ev.RequestContext.RequestID == "" {
+		t.Errorf("rawPath %q, http %+v, requestId %q", ev.RawPath, ev.RequestContext.HTTP, ev.RequestContext.RequestID)
+	}
+	if ev.Headers["host"] != ev.RequestContext.DomainName {
+		t.Errorf("host %q != domainName %q", ev.Headers["host"], ev.RequestContext.DomainName)
+	}
+	if az := ev.RequestContext.Authorizer; az != nil && (az.JWT == nil || az.JWT.Claims["sub"] == "") {
+		t.Errorf("authorizer without jwt claims and sub: %+v", az)
+	}
+}
+
+// missingKeys lists the object keys of want (by path) that got lacks,
+// compared exactly (encoding/json matches field names case-insensitively).
+func missingKeys(want, got any, path string) []string {
+	var out []string
+	switch w := want.(type) {
+	case map[string]any:
+		g, _ := got.(map[string]any)
+		for k, v := range w {
+			gv, ok := g[k]
+			if !ok {
+				out = append(out, path+"."+k)
+				continue
+			}
+			out = append(out, missingKeys(v, gv, path+"."+k)...)
+		}
+	case []any:
+		g, _ := got.([]any)
+		for i := range w {
+			if i < len(g) {
+				out = append(out, missingKeys(w[i], g[i], fmt.Sprintf("%s[%d]", path, i))...)
+			}
+		}
+	}
+	return out
+}
+
+// pruneZero drops null, "", 0, false, {} and [] values from decoded JSON,
+// recursively.
+func pruneZero(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if e = pruneZero(e); e != nil {
+				out[k] = e
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = pruneZero(e)
+		}
+		return out
+	case string:
+		if x == "" {
+			return nil
+		}
+	case float64:
+		if x == 0 {
+			return nil
+		}
+	case bool:
+		if !x {
+			return nil
+		}
+	}
+	return v
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newTestAdapter is the function's handler, wired as main wires it, on s.
+func newTestAdapter(t testing.TB, s store.Store) *lambdahttp.Adapter {
+	t.Helper()
+	cfg, err := loadConfig(func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newAdapter(cfg, s, quietLogger(), nil)
+}
+
+// step is one fixture sent in a scenario and the status it must get.
+type step struct {
+	fixture string
+	want    int
+	// before moves the created instance the way workers would, first.
+	before []fsm.Status
+}
+
+// scenario is the fixtures in an order that reaches each one's success
+// status, with the instance driven between them as workers would.
+var scenario = []step{
+	{fixture: "missing-auth", want: 401},
+	{fixture: "create", want: 422}, // no such template yet
+	{fixture: "put-template", want: 201},
+	{fixture: "put-template", want: 200},
+	{fixture: "bad-json", want: 400},
+	{fixture: "create-base64", want: 202},
+	{fixture: "create", want: 202}, // its id is the one substituted from here on
+	{fixture: "get", want: 200},
+	{fixture: "list", want: 200},
+	{fixture: "start", want: 409},  // pending: nothing to start yet
+	{fixture: "delete", want: 404}, // as someone else: see scenarioAsOther
+	{fixture: "stop", want: 202, before: []fsm.Status{fsm.Creating, fsm.Running}},
+	{fixture: "stop", want: 200}, // already stop_pending: nothing new
+	{fixture: "start", want: 202, before: []fsm.Status{fsm.Stopping, fsm.Stopped}},
+	{fixture: "delete", want: 202, before: []fsm.Status{fsm.Starting, fsm.Running}},
+	{fixture: "delete", want: 202}, // already delete_pending
+	{fixture: "missing-auth", want: 401},
+}
+
+// TestFixtures sends every fixture through the adapter and the real handler
+// on each store backend and checks the statuses.
+func TestFixtures(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		s := b.Open(t, time.Now)
+		a := newTestAdapter(t, s)
+		runScenario(t, s, func(ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+			resp, err := a.Handle(context.Background(), ev)
+			if err != nil {
+				t.Fatalf("Handle: %v", err)
+			}
+			return resp
+		})
+	})
+}
+
+// runScenario sends the scenario's fixtures through invoke, driving the
+// created instance in s between steps, and checks every answer. It returns
+// the id of the instance it created (delete_pending at the end).
+func runScenario(t *testing.T, s store.Store, invoke func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse) string {
+	t.Helper()
+	id := ""
+	used := map[string]bool{}
+	for i, st := range scenario {
+		for _, to := range st.before {
+			drive(t, s, id, to)
+		}
+		ev := fixtureEvent(t, st.fixture, id)
+		if st.fixture == "delete" && st.want == 404 {
+			// The fixture's caller with another subject: another user's
+			// container is not found, not forbidden.
+			ev.RequestContext.Authorizer.JWT.Claims["sub"] = "someone-else"
+		}
+		resp := invoke(ev)
+		if resp.StatusCode != st.want {
+			t.Fatalf("step %d (%s): status %d, want %d: %s", i, st.fixture, resp.StatusCode, st.want, resp.Body)
+		}
+		used[st.fixture] = true
+		checkResponse(t, st.fixture, ev, resp)
+		if st.fixture == "create" && resp.StatusCode == 202 {
+			var in container.Instance
+			if err := json.Unmarshal([]byte(resp.Body), &in); err != nil || in.ID == "" {
+				t.Fatalf("create: %v: %s", err, resp.Body)
+			}
+			if in.Owner != ev.RequestContext.Authorizer.JWT.Claims["sub"] || in.Name != "web-1" || in.Status != fsm.Pending {
+				t.Errorf("created %+v", in)
+			}
+			if resp.Headers["Location"] != "/api/containers/"+in.ID {
+				t.Errorf("Location %q", resp.Headers["Location"])
+			}
+			id = in.ID
+		}
+		if st.fixture == "list" {
+			var page struct{ Items []container.Instance }
+			if err := json.Unmarshal([]byte(resp.Body), &page); err != nil || len(page.Items) != 1 || page.Items[0].ID != id {
+				t.Errorf("list (status pending/running, label team=a) = %s, want only %s", resp.Body, id)
+			}
+		}
+	}
+	for _, f := range fixtureFiles(t) {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "api-"), ".json")
+		if !used[name] {
+			t.Errorf("fixture %s is not used by the scenario", filepath.Base(f))
+		}
+	}
+	inst, err := s.GetInstance(context.Background(), id)
+	if err != nil || inst.Status != fsm.DeletePending {
+		t.Errorf("at the end: %s %v, want delete_pending", inst.Status, err)
+	}
+	return id
+}
+
+// checkResponse checks what every answer carries: API Gateway's request id,
+// a JSON body (problem+json for errors) that is not base64 encoded.
+func checkResponse(t *testing.T, name string, ev events.APIGatewayV2HTTPRequest, resp events.APIGatewayV2HTTPResponse) {
+	t.Helper()
+	if got := resp.Headers["X-Request-Id"]; got != ev.RequestContext.RequestID {
+		t.Errorf("%s: X-Request-Id %q, want API Gateway's %q", name, got, ev.RequestContext.RequestID)
+	}
+	wantCT := "application/json"
+	if resp.StatusCode >= 400 {
+		wantCT = "application/problem+json"
+	}
+	if ct := resp.Headers["Content-Type"]; ct != wantCT || resp.IsBase64Encoded || !json.Valid([]byte(resp.Body)) {
+		t.Errorf("%s: Content-Type %q (want %q), base64 %v, body %q", name, ct, wantCT, resp.IsBase64Encoded, resp.Body)
+	}
+}
+
+// drive moves the instance one step as a worker or the runtime would.
+func drive(t testing.TB, s store.Store, id string, to fsm.Status) {
+	t.Helper()
+	ctx := context.Background()
+	inst, err := s.GetInstance(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Transition(ctx, store.TransitionParams{ID: id, ExpectVersion: inst.Version, From: inst.Status, To: to,
+		Event: &container.Event{Type: "Test", From: inst.Status, To: to, At: time.Now(), Actor: container.ActorSystem}})
+	if err != nil {
+		t.Fatalf("drive %s: %s → %s: %v", id, inst.Status, to, err)
+	}
+}
+
+// TestLoadConfig checks the function's own configuration rules.
+func TestLoadConfig(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	cfg, err := loadConfig(env(map[string]string{"BERTH_STORE_TABLE_PREFIX": "prod-", "BERTH_AUTH_ADMIN_GROUP": "ops"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.Backend != config.StoreDynamoDB || cfg.Store.TablePrefix != "prod-" || cfg.Auth.AdminGroup != "ops" || cfg.Auth.AdminClaim != "cognito:groups" {
+		t.Errorf("config %+v %+v", cfg.Store, cfg.Auth)
+	}
+	if _, err := loadConfig(env(map[string]string{"BERTH_STORE_BACKEND": "bolt"})); err == nil {
+		t.Error("store.backend=bolt accepted")
+	}
+	if _, err := loadConfig(env(map[string]string{"BERTH_STORE_TABLE_PREFIX": "bad prefix/"})); err == nil {
+		t.Error("an invalid table prefix accepted")
+	}
+}
+
+// TestAdminClaimFromConfig: auth.admin_claim and auth.admin_group reach
+// the adapter (an admin lists everyone's containers with owner=).
+func TestAdminClaimFromConfig(t *testing.T) {
+	s := teststores.Bolt(t, time.Now)
+	cfg, err := loadConfig(func(k string) (string, bool) {
+		v, ok := map[string]string{"BERTH_AUTH_ADMIN_CLAIM": "groups", "BERTH_AUTH_ADMIN_GROUP": "platform"}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAdapter(cfg, s, quietLogger(), nil)
+	ev := fixtureEvent(t, "put-template", "")
+	claims := ev.RequestContext.Authorizer.JWT.Claims
+	if resp, _ := a.Handle(context.Background(), ev); resp.StatusCode != 403 {
+		t.Fatalf("cognito:groups no longer configured, still admin: %d %s", resp.StatusCode, resp.Body)
+	}
+	claims["groups"] = "ops,platform"
+	if resp, _ := a.Handle(context.Background(), ev); resp.StatusCode != 201 {
+		t.Fatalf("groups=ops,platform not admin: %d %s", resp.StatusCode, resp.Body)
+	}
+}

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/berth-io/berth/internal/store/dynamostore"
+	"github.com/berth-io/berth/internal/store/teststores"
+	"github.com/berth-io/berth/internal/testenv"
+)
+
+// The Lambda Runtime Interface Emulator, built from its Go module (pinned;
+// see shared/recipes/lambda-rie.md) into the berth cache directory.
+const (
+	rieModule  = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
+	rieVersion = "v0.0.0-20261030222936-bef5c4ba774d"
+)
+
+// coldStarts is how many times the emulator is started to measure a cold
+// start; warmInvokes how many warm invocations are timed.
+const (
+	coldStarts  = 3
+	warmInvokes = 40
+)
+
+// TestRIE runs the real bootstrap binary under the Runtime Interface
+// Emulator against DynamoDB Local and sends it the events/ fixtures, as
+// API Gateway would: the same scenario and statuses as TestFixtures.
+func TestRIE(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the function binary; skipped with -short")
+	}
+	endpoint := testenv.DynamoDBEndpoint(t)
+	rie := rieBinary(t)
+	bootstrap := buildBootstrap(t)
+
+	client := teststores.DynamoClient(t)
+	prefix := fmt.Sprintf("rie%d-", time.Now().UnixNano()%1e9)
+	if err := dynamostore.EnsureTables(context.Background(), client, prefix); err != nil {
+		t.Fatalf("creating tables: %v", err)
+	}
+	t.Cleanup(func() { _ = dynamostore.DeleteTables(context.Background(), client, prefix) })
+	s := dynamostore.New(client, dynamostore.Options{TablePrefix: prefix})
+
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + t.TempDir(),
+		"AWS_ENDPOINT_URL_DYNAMODB=" + endpoint,
+		"AWS_ACCESS_KEY_ID=berthtest",
+		"AWS_SECRET_ACCESS_KEY=berthtest",
+		"AWS_REGION=us-east-1",
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_LAMBDA_FUNCTION_NAME=berth-api",
+		"AWS_LAMBDA_FUNCTION_TIMEOUT=30",
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256",
+		"BERTH_STORE_TABLE_PREFIX=" + prefix,
+	}
+
+	// Cold starts: emulator process start → first answer, on an event that
+	// reads the store (the first DynamoDB call opens its connection).
+	var cold, firstInvoke []time.Duration
+	var em *emulator
+	for i := range coldStarts {
+		if em != nil {
+			em.stop(t)
+		}
+		start := time.Now()
+		em = startRIE(t, rie, bootstrap, env)
+		ready := time.Now()
+		resp := em.invoke(t, fixture(t, "list", ""))
+		cold = append(cold, time.Since(start))
+		firstInvoke = append(firstInvoke, time.Since(ready))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("cold start %d: status %d: %s\n%s", i, resp.StatusCode, resp.Body, em.output())
+		}
+	}
+
+	id := runScenario(t, s, func(ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return em.invoke(t, b)
+	})
+	if t.Failed() {
+		t.Logf("emulator and function output:\n%s", em.output())
+		return
+	}
+
+	// Warm invocations: a GET of the scenario's instance (one GetItem).
+	get := fixture(t, "get", id)
+	warm := make([]time.Duration, 0, warmInvokes)
+	for range warmInvokes {
+		t0 := time.Now()
+		resp := em.invoke(t, get)
+		warm = append(warm, time.Since(t0))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("warm get: %d %s", resp.StatusCode, resp.Body)
+		}
+	}
+	slices.Sort(cold)
+	slices.Sort(firstInvoke)
+	slices.Sort(warm)
+	t.Logf("cold start (emulator start → first answer, %d runs): min %v, p50 %v, max %v; first invoke after the port opened: p50 %v",
+		len(cold), cold[0].Round(time.Millisecond), pct(cold, 50).Round(time.Millisecond), cold[len(cold)-1].Round(time.Millisecond),
+		pct(firstInvoke, 50).Round(time.Millisecond))
+	t.Logf("warm invoke (GET instance, %d runs): p50 %v, p90 %v, max %v",
+		len(warm), pct(warm, 50).Round(10*time.Microsecond), pct(warm, 90).Round(10*time.Microsecond), warm[len(warm)-1].Round(10*time.Microsecond))
+}
+
+// pct is the p-th percentile of sorted durations (nearest rank).
+func pct(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[max(i-1, 0)]
+}
+
+func cacheRoot() string {
+	if d := os.Getenv("BERTH_CACHE_DIR"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "berth-cache")
+	}
+	return filepath.Join(home, ".cache", "berth")
+}
+
+func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
+
+// rieBinary returns the emulator, building it into the cache the first
+// time (in a temporary directory renamed into place, so that concurrent or
+// interrupted builds never leave half a binary).
+func rieBinary(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(cacheRoot(), "rie-"+rieVersion)
+	bin := filepath.Join(dir, "aws-lambda-rie")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if err := os.MkdirAll(cacheRoot(), 0o755); err != nil {
+		testenv.Missing(t, "the Lambda Runtime Interface Emulator", err.Error())
+	}
+	tmp, err := os.MkdirTemp(cacheRoot(), ".rie-build-*")
+	if err != nil {
+		testenv.Missing(t, "the Lambda Runtime Interface Emulator", err.Error())
+	}
+	defer os.RemoveAll(tmp)
+	t0 := time.Now()
+	cmd := exec.Command(goTool(), "install", "-trimpath", "-ldflags", "-s -w", rieModule+"@"+rieVersion)
+	cmd.Dir = tmp // outside berth's module: `go install mod@version` builds the module on its own
+	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		testenv.Missing(t, "the Lambda Runtime Interface Emulator",
+			fmt.Sprintf("go install %s@%s: %v\n%s", rieModule, rieVersion, err, out))
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(bin); statErr != nil { // not someone else's finished build
+			t.Fatalf("installing the emulator into %s: %v", dir, err)
+		}
+	}
+	t.Logf("built the Runtime Interface Emulator %s in %v into %s", rieVersion, time.Since(t0).Round(time.Millisecond), dir)
+	return bin
+}
+
+// buildBootstrap builds ./ (functions/api) as Lambda builds it, for the
+// host's architecture.
+func buildBootstrap(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "bootstrap")
+	cmd := exec.Command(goTool(), "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the bootstrap: %v\n%s", err, b)
+	}
+	return out
+}
+
+// emulator is one running aws-lambda-rie with the bootstrap.
+type emulator struct {
+	cmd    *exec.Cmd
+	url    string
+	out    *syncBuffer
+	done   chan struct{}
+	client *http.Client
+}
+
+// startRIE starts the emulator on free loopback ports and waits until it
+// accepts connections (it starts the bootstrap on the first invoke).
+func startRIE(t *testing.T, rie, bootstrap string, env []string) *emulator {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		port, apiPort := freePort(t), freePort(t)
+		out := &syncBuffer{}
+		cmd := exec.Command(rie,
+			"--runtime-interface-emulator-address", "127.0.0.1:"+port,
+			"--runtime-api-address", "127.0.0.1:"+apiPort,
+			bootstrap)
+		cmd.Dir = filepath.Dir(bootstrap)
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = out, out
+		// Its own process group, so that stop ends the bootstrap it started too.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting the emulator: %v", err)
+		}
+		em := &emulator{cmd: cmd, url: "http://127.0.0.1:" + port + "/2015-03-31/functions/function/invocations",
+			out: out, done: make(chan struct{}), client: &http.Client{Timeout: 35 * time.Second}}
+		go func() { _ = cmd.Wait(); close(em.done) }()
+		t.Cleanup(func() { em.stop(t) })
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			select {
+			case <-em.done:
+				deadline = time.Time{} // exited (port taken?): try again
+				continue
+			default:
+			}
+			if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 100*time.Millisecond); err == nil {
+				_ = c.Close()
+				return em
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		em.stop(t)
+		if attempt == 3 {
+			t.Fatalf("the emulator did not listen on 127.0.0.1:%s:\n%s", port, out.String())
+		}
+	}
+}
+
+// invoke sends one event and decodes API Gateway's response shape.
+func (em *emulator) invoke(t *testing.T, event []byte) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	resp, err := em.client.Post(em.url, "application/json", bytes.NewReader(event))
+	if err != nil {
+		t.Fatalf("invoke: %v\n%s", err, em.output())
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("invoke: emulator answered %d: %s\n%s", resp.StatusCode, body, em.output())
+	}
+	var out events.APIGatewayV2HTTPResponse
+	var fnErr struct {
+		ErrorMessage string `json:"errorMessage"`
+		ErrorType    string `json:"errorType"`
+	}
+	if json.Unmarshal(body, &fnErr) == nil && fnErr.ErrorType != "" {
+		t.Fatalf("the function failed: %s: %s\n%s", fnErr.ErrorType, fnErr.ErrorMessage, em.output())
+	}
+	if err := json.Unmarshal(body, &out); err != nil || out.StatusCode == 0 {
+		t.Fatalf("not an API Gateway response (%v): %s", err, body)
+	}
+	return out
+}
+
+// stop ends the emulator and the bootstrap (its process group).
+func (em *emulator) stop(t *testing.T) {
+	select {
+	case <-em.done:
+		return
+	default:
+	}
+	pgid := em.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-em.done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-em.done
+	}
+}
+
+// output is the tail of what the emulator and the function printed.
+func (em *emulator) output() string {
+	s := em.out.String()
+	if len(s) > 8000 {
+		s = "…" + s[len(s)-8000:]
+	}
+	return s
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
+
+// syncBuffer is a bytes.Buffer safe for the two writers of a command.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
