@@ -7,6 +7,23 @@
 // admission count). Every write that touches more than one item is one
 // TransactWriteItems with condition expressions, so a cancelled transaction
 // maps to the store's errors and never leaves half a change behind.
+//
+// Items:
+//
+//	instances    id | owner, status (GSI keys), version, event_seq, spec (JSON), the other fields
+//	outbox       id | state, undispatched ("pending" while pending: sparse GSI key), created_key, expires_at once done
+//	events       instance_id, seq | the event; seq 0 is a deleted instance's marker (deleted_at); expires_at after a delete
+//	templates    name | version, doc (JSON)
+//	idempotency  pk = len(owner):owner:key | the record, expires_at
+//	counters     name = "admission" | cnt
+//
+// Events are numbered by the instance's event_seq: every write that appends
+// one conditions on event_seq and moves it on, so seqs have no gaps. Races
+// that are not the caller's conflict (a concurrent append, a transaction
+// conflict) are retried inside the store, up to Options.MaxAttempts.
+//
+// Expiry is decided by the store's clock against stored times, never by the
+// presence of an item: TTL removes expired items only eventually.
 package dynamostore
 
 import (
