@@ -1,0 +1,106 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
+	"github.com/berth-io/berth/internal/runtime"
+)
+
+// Start starts the container; a running one is left as it is (the engine
+// answers 304, which the client takes as success).
+func (r *Runtime) Start(ctx context.Context, ref runtime.Ref) error {
+	h, name, err := r.locate(ctx, "start", ref)
+	if err != nil {
+		return err
+	}
+	if _, err := h.cli.ContainerStart(ctx, name, client.ContainerStartOptions{}); err != nil {
+		return classify(err, "start", ref.InstanceID, h.cfg.Name)
+	}
+	return nil
+}
+
+// Stop sends SIGTERM (or the image's stop signal) and SIGKILL after grace,
+// rounded up to whole seconds as the Engine API counts them.
+func (r *Runtime) Stop(ctx context.Context, ref runtime.Ref, grace time.Duration) error {
+	h, name, err := r.locate(ctx, "stop", ref)
+	if err != nil {
+		return err
+	}
+	secs := max(0, int(math.Ceil(grace.Seconds())))
+	if _, err := h.cli.ContainerStop(ctx, name, client.ContainerStopOptions{Timeout: &secs}); err != nil {
+		return classify(err, "stop", ref.InstanceID, h.cfg.Name)
+	}
+	return nil
+}
+
+// Delete force-removes the container and its anonymous volumes (empty_dir);
+// named volumes outlive it, as they are meant to.
+func (r *Runtime) Delete(ctx context.Context, ref runtime.Ref) error {
+	h, name, err := r.locate(ctx, "delete", ref)
+	if runtime.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = h.cli.ContainerRemove(ctx, name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	switch {
+	case err == nil, cerrdefs.IsNotFound(err):
+		return nil
+	case cerrdefs.IsConflict(err):
+		// "removal already in progress": another delete is on it; the
+		// retry will find it gone.
+		return runtime.NewError(runtime.ErrUnavailable, "delete", ref.InstanceID, h.cfg.Name, err)
+	}
+	return classify(err, "delete", ref.InstanceID, h.cfg.Name)
+}
+
+// locate returns the host and the name to address a Ref's container by. The
+// name comes from the instance id, so a Ref whose runtime id was never
+// recorded still works; a Ref without a node is looked up on every host
+// (an instance whose node was not recorded before a crash).
+func (r *Runtime) locate(ctx context.Context, op string, ref runtime.Ref) (*host, string, error) {
+	name := ref.RuntimeID
+	if ref.InstanceID != "" {
+		name = runtime.ObjectName(ref.InstanceID)
+	}
+	if name == "" {
+		return nil, "", runtime.Errorf(runtime.ErrInvalid, op, "", ref.Node, "a ref needs an instance id or a runtime id")
+	}
+	if ref.Node != "" {
+		h, err := r.hostFor(op, ref)
+		return h, name, err
+	}
+	found := make([]bool, len(r.hosts))
+	errs := make([]error, len(r.hosts))
+	var wg sync.WaitGroup
+	for i, h := range r.hosts {
+		wg.Go(func() {
+			_, err := h.cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+			switch {
+			case err == nil:
+				found[i] = true
+			case !cerrdefs.IsNotFound(err):
+				errs[i] = classify(err, op, ref.InstanceID, h.cfg.Name)
+			}
+		})
+	}
+	wg.Wait()
+	for i, ok := range found {
+		if ok {
+			return r.hosts[i], name, nil
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		// Not found where we could look; it may be where we could not.
+		return nil, "", runtime.NewError(runtime.ErrUnavailable, op, ref.InstanceID, "", err)
+	}
+	return nil, "", runtime.Errorf(runtime.ErrNotFound, op, ref.InstanceID, "", "no container %s on any host", name)
+}

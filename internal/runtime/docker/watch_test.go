@@ -1,0 +1,55 @@
+package docker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/berth-io/berth/internal/runtime"
+)
+
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	events, err := e.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := e.instance("sleep 0.2; exit 5")
+	ref := e.createStart(t, inst)
+
+	start := time.Now()
+	started := waitEvent(t, events, inst.ID, "started", kindIs(runtime.EventStarted))
+	if started.Node != "h1" || started.RuntimeID != ref.RuntimeID || started.Time.IsZero() {
+		t.Errorf("started = %+v", started)
+	}
+	exited := waitEvent(t, events, inst.ID, "exited", kindIs(runtime.EventExited))
+	if exited.ExitCode == nil || *exited.ExitCode != 5 || exited.Time.Before(started.Time) {
+		t.Errorf("exited = %+v (code %v)", exited, exited.ExitCode)
+	}
+	if err := e.Delete(ctxFor(t, 30*time.Second), ref); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, events, inst.ID, "destroyed", kindIs(runtime.EventDestroyed))
+	t.Logf("start → destroyed seen in %v", time.Since(start))
+
+	// Containers that are not berth's, or of another scope, are not reported.
+	other := newEngine(t)
+	stranger := other.instance("exit 0")
+	other.createStart(t, stranger)
+	mine := e.instance("exit 0")
+	e.createStart(t, mine)
+	for ev := range events {
+		if ev.InstanceID == stranger.ID {
+			t.Fatalf("event of another scope: %+v", ev)
+		}
+		if ev.InstanceID == mine.ID && ev.Kind == runtime.EventExited {
+			break
+		}
+	}
+
+	cancel()
+	for range events { // must be closed once ctx ends
+	}
+}

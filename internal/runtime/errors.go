@@ -1,0 +1,94 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// The four kinds of failure callers tell apart. Match them with errors.Is.
+var (
+	// ErrNotFound: the object (or the node named) does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the name is taken by an object that is not this
+	// instance's, or the object is in a state that forbids the call.
+	ErrConflict = errors.New("conflict")
+	// ErrUnavailable: the runtime or a node did not answer, was full, or
+	// failed in a way that may pass: retry with backoff.
+	ErrUnavailable = errors.New("unavailable")
+	// ErrInvalid: the request can never succeed as given (a bad spec, an
+	// image that is absent under pull policy Never, a bind mount outside
+	// the allowed roots): do not retry; fail the instance.
+	ErrInvalid = errors.New("invalid")
+)
+
+// Error is a runtime failure with its kind and context. Messages carry the
+// operation, instance and node, never environment values.
+type Error struct {
+	Kind     error  // ErrNotFound, ErrConflict, ErrUnavailable or ErrInvalid
+	Op       string // "create", "start", …
+	Instance string
+	Node     string
+	Err      error // the cause
+}
+
+// NewError builds an *Error; cause may be nil.
+func NewError(kind error, op, instance, node string, cause error) *Error {
+	return &Error{Kind: kind, Op: op, Instance: instance, Node: node, Err: cause}
+}
+
+// Errorf builds an *Error whose cause is a formatted message (%w allowed).
+func Errorf(kind error, op, instance, node, format string, args ...any) *Error {
+	return NewError(kind, op, instance, node, fmt.Errorf(format, args...))
+}
+
+func (e *Error) Error() string {
+	msg := e.Op
+	if e.Instance != "" {
+		msg += " instance " + e.Instance
+	}
+	if e.Node != "" {
+		msg += " on " + e.Node
+	}
+	msg += ": " + e.Kind.Error()
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap exposes both the kind, for errors.Is(err, ErrInvalid), and the
+// cause, for errors.Is/As on what the runtime's client returned.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
+
+// IsNotFound reports whether err is ErrNotFound.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// IsConflict reports whether err is ErrConflict.
+func IsConflict(err error) bool { return errors.Is(err, ErrConflict) }
+
+// IsUnavailable reports whether err is ErrUnavailable.
+func IsUnavailable(err error) bool { return errors.Is(err, ErrUnavailable) }
+
+// IsInvalid reports whether err is ErrInvalid.
+func IsInvalid(err error) bool { return errors.Is(err, ErrInvalid) }
+
+// Retryable reports whether the same call may succeed later: unavailable
+// and unclassified errors are; invalid, conflict and not-found are not (they
+// need a different request), and neither is a cancelled context.
+func Retryable(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, context.Canceled):
+		return false
+	case errors.Is(err, ErrInvalid), errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound):
+		return false
+	}
+	return true
+}

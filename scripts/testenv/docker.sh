@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# docker.sh up|down STATE_DIR
+#
+# Gives the tests two Docker engines and the busybox test image on both.
+#
+#   up    Engine 1 is the one on /var/run/docker.sock: used as it is when it
+#         answers, else docker.io is installed if missing and dockerd is
+#         started with networking off and the vfs storage driver. Engine 2 is
+#         a second dockerd on unix:///run/berth-test/docker2.sock with its own
+#         data root, exec root, containerd and pidfile, so that placement
+#         tests see two independent hosts. The test image is imported into
+#         both (scripts/testenv/test-image.sh).
+#         stdout carries only `export NAME=value` lines for the caller to
+#         eval; every log line goes to stderr. When this machine cannot run
+#         dockerd (not root, no apt-get), it says why on stderr, prints what
+#         it has (maybe nothing) and exits 0: the Docker tests then skip
+#         locally and fail in CI.
+#   down  Stops the dockerds this script started (never one it found
+#         running), by the PIDs it recorded, once no other `up` still uses
+#         them.
+#
+# Several test runs may share the machine (developers running `make test`
+# side by side): each `up` takes a lease named after its STATE_DIR, a later
+# `up` reuses engines an earlier one started, and the engines stop with the
+# last lease. A lease whose STATE_DIR is gone, or older than three hours,
+# counts as released. Data roots are kept (/var/lib/docker and
+# /var/lib/berth-test/docker2: the image survives, so a warm `up` is a few
+# checks); the second engine's exec root under /run goes with it.
+set -euo pipefail
+
+cmd=${1:?usage: docker.sh up|down STATE_DIR}
+state=${2:?usage: docker.sh up|down STATE_DIR}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+image=${BERTH_TEST_IMAGE:-berth-test/busybox:1}
+sock1=unix:///var/run/docker.sock
+run_dir=/run/berth-test # engineN.pid (dockerds started here), leases/, lock
+sock2=unix://$run_dir/docker2.sock
+data2=${BERTH_DOCKER2_DATA_ROOT:-/var/lib/berth-test/docker2}
+# Short on purpose: containerd puts its sockets under the exec root, and a
+# unix socket path must fit in 108 bytes.
+exec2=$run_dir/d2
+logs=$state/docker
+lease=$run_dir/leases/$(printf '%s' "$(realpath -m "$state")" | md5sum | cut -c1-16)
+
+# Networking off: no bridge, no iptables, nothing leaves loopback.
+dockerd_flags=(--storage-driver=vfs --bridge=none --iptables=false --ip-forward=false --ip-masq=false)
+
+log() { echo "docker.sh: $*" >&2; }
+
+answers() { timeout 10 docker -H "$1" version --format '{{.Server.Version}}' >/dev/null 2>&1; }
+
+# ours_alive NAME: the dockerd this script recorded as NAME still runs.
+ours_alive() {
+	local f=$run_dir/$1.pid pid
+	[ -s "$f" ] || return 1
+	pid=$(cat "$f")
+	# The name check keeps a recycled PID from passing for our dockerd.
+	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = dockerd ]
+}
+
+wait_for() { # endpoint logfile
+	for _ in $(seq 1 240); do
+		answers "$1" && return 0
+		sleep 0.25
+	done
+	log "engine at $1 did not answer within 60s; last lines of $2:"
+	tail -n 30 "$2" >&2 || true
+	return 1
+}
+
+ensure_dockerd() {
+	command -v dockerd >/dev/null && command -v docker >/dev/null && return 0
+	log "installing docker.io"
+	if ! apt-get install -y docker.io >&2; then
+		apt-get update >&2
+		apt-get install -y docker.io >&2
+	fi
+}
+
+start_dockerd() { # name logfile extra-args...
+	local name=$1 logfile=$2
+	shift 2
+	log "starting $name (log: $logfile)"
+	# Detached from our stdout so the caller's $(...) does not wait on it.
+	# nohup execs dockerd, so $! is dockerd itself, recorded at once: a
+	# `down` after an interrupted `up` still finds it.
+	nohup dockerd "${dockerd_flags[@]}" --pidfile "$run_dir/$name.dockerd.pid" "$@" >"$logfile" 2>&1 </dev/null 9>&- &
+	echo $! >"$run_dir/$name.pid"
+}
+
+up() {
+	mkdir -p "$logs"
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+		if answers "$sock1" && BERTH_TEST_IMAGE=$image "$here/test-image.sh" "$sock1"; then
+			log "not root: using $sock1 only; no second engine, placement tests will skip"
+			echo "export BERTH_TEST_DOCKER_HOST=$sock1"
+			echo "export BERTH_TEST_IMAGE=$image"
+		else
+			log "cannot run dockerd here (needs root and apt-get); Docker tests will skip"
+		fi
+		return 0
+	fi
+	mkdir -p "$run_dir/leases"
+	export DEBIAN_FRONTEND=noninteractive
+	local wait1=false wait2=false
+	{
+		# One `up` or `down` at a time decides what runs.
+		flock 9
+		if answers "$sock1"; then
+			log "using the engine on $sock1"
+		elif ours_alive engine1; then
+			wait1=true # another run's, still starting
+		else
+			ensure_dockerd
+			start_dockerd engine1 "$logs/engine1.log" -H "$sock1"
+			wait1=true
+		fi
+		if answers "$sock2"; then
+			log "using the engine on $sock2"
+		elif ours_alive engine2; then
+			wait2=true
+		else
+			ensure_dockerd
+			mkdir -p "$data2" "$exec2"
+			# Its own containerd namespaces too, in case both daemons end
+			# up on one system containerd.
+			start_dockerd engine2 "$logs/engine2.log" -H "$sock2" \
+				--data-root "$data2" --exec-root "$exec2" \
+				--containerd-namespace berth-test2 --containerd-plugins-namespace berth-test2-plugins
+			wait2=true
+		fi
+		realpath -m "$state" >"$lease"
+	} 9>"$run_dir/lock"
+	if $wait1; then wait_for "$sock1" "$logs/engine1.log"; fi
+	if $wait2; then wait_for "$sock2" "$logs/engine2.log"; fi
+
+	BERTH_TEST_IMAGE=$image "$here/test-image.sh" "$sock1" "$sock2"
+
+	echo "export BERTH_TEST_DOCKER_HOST=$sock1"
+	echo "export BERTH_TEST_DOCKER_HOST2=$sock2"
+	echo "export BERTH_TEST_IMAGE=$image"
+}
+
+stop_engine() { # name
+	local pid
+	ours_alive "$1" || { rm -f "$run_dir/$1.pid"; return 0; }
+	pid=$(cat "$run_dir/$1.pid")
+	log "stopping $1 (pid $pid)"
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 1 60); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.25
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		log "$1 did not stop in 15s; killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	rm -f "$run_dir/$1.pid"
+}
+
+down() {
+	[ -d "$run_dir/leases" ] || return 0
+	{
+		flock 9
+		rm -f "$lease"
+		local l
+		for l in "$run_dir"/leases/*; do
+			[ -e "$l" ] || continue
+			if [ ! -d "$(cat "$l")" ] || [ -n "$(find "$l" -mmin +180)" ]; then
+				rm -f "$l"
+			fi
+		done
+		if compgen -G "$run_dir/leases/*" >/dev/null; then
+			log "engines still used by another test run; leaving them up"
+			return 0
+		fi
+		local ours2=false
+		ours_alive engine2 && ours2=true
+		stop_engine engine1 &
+		stop_engine engine2 &
+		wait
+		# Runtime state of a dockerd of ours only: a foreign engine on
+		# the second socket keeps its exec root.
+		if $ours2; then rm -rf "$exec2"; fi
+	} 9>"$run_dir/lock"
+}
+
+case $cmd in
+up) up ;;
+down) down ;;
+*)
+	echo "usage: docker.sh up|down STATE_DIR" >&2
+	exit 2
+	;;
+esac
