@@ -1,0 +1,459 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// Sweeper re-dispatches outbox items that stayed pending longer than
+// olderThan and returns how many it handed on. The outbox package's
+// dispatcher implements it; declared here so the reconciler does not depend
+// on the dispatcher's concrete type.
+type Sweeper interface {
+	Sweep(ctx context.Context, olderThan time.Duration) (int, error)
+}
+
+// Defaults of Options.
+const (
+	DefaultAbsentGrace  = time.Minute
+	DefaultOrphanGrace  = 5 * time.Minute
+	DefaultMaxRequeues  = 2
+	DefaultMaxInstances = 1000
+	DefaultPassTimeout  = 2 * time.Minute
+	// StuckMargin is added to the longest legitimate duration of a status
+	// to get its stuck timeout (TimeoutsFor).
+	StuckMargin = 5 * time.Minute
+	// maxUndispatched bounds the snapshot of undispatched outbox items.
+	maxUndispatched = 1000
+	// pageSize is the ListActive page size (the store's maximum).
+	pageSize = 100
+	// maxErrorSamples bounds Report.ErrorSamples.
+	maxErrorSamples = 5
+)
+
+// RequeueMarker starts the message of every re-enqueue event; the stuck
+// policy counts them to bound re-enqueues.
+const RequeueMarker = "reconciler re-enqueued "
+
+// Options configure a Reconciler.
+type Options struct {
+	// Manager applies observations (OnEvent); its store is the reconciler's.
+	Manager *manager.Manager
+	// Runtimes are listed once each per pass. Instances of a runtime kind
+	// not given here are skipped (Report.Skipped).
+	Runtimes []runtime.Runtime
+	// Scope is the runtimes' scope label (docker.Options.Scope): only
+	// containers whose berth.scope label equals it (none when empty) are
+	// reconciled, so a deployment never removes another's containers on a
+	// shared engine.
+	Scope string
+	// Sweeper re-dispatches stale pending outbox items; nil skips that step.
+	Sweeper Sweeper
+	// OutboxStaleAfter is what Sweep is given (container.outbox_sweep_after).
+	OutboxStaleAfter time.Duration
+	// AbsentGrace: a container absent from a complete list is taken as
+	// destroyed only when the instance's updated_at is older than this.
+	AbsentGrace time.Duration
+	// OrphanGrace: a container without an instance is removed only when
+	// it was created longer ago than this.
+	OrphanGrace time.Duration
+	// Timeouts are the stuck timeouts per transient status; a status
+	// missing from the map is never treated as stuck. Nil means
+	// TimeoutsFor(config defaults).
+	Timeouts map[fsm.Status]time.Duration
+	// MaxRequeues bounds re-enqueues of a stuck instance in one status
+	// episode before it is failed. Zero means DefaultMaxRequeues; negative
+	// means fail at once.
+	MaxRequeues int
+	// MaxInstances bounds the active instances one pass examines (and the
+	// orphan look-ups it makes); the next pass resumes where it stopped.
+	MaxInstances int
+	// PassTimeout bounds one pass (a shorter ctx deadline wins).
+	PassTimeout time.Duration
+	Clock       func() time.Time
+	Logger      *slog.Logger
+	Metrics     *metrics.Emitter
+}
+
+// TimeoutsFor derives the stuck timeouts from the container section (see
+// the package documentation for the table).
+func TimeoutsFor(c config.Container) map[fsm.Status]time.Duration {
+	createTO := c.CreateStartTimeout
+	if createTO <= 0 {
+		createTO = 5 * time.Minute
+	}
+	conc := max(c.CreateQueueMaxConcurrency, 1)
+	waves := 1
+	if c.CreateQueueMaxPending > 0 {
+		waves = int(math.Ceil(float64(c.CreateQueueMaxPending) / float64(conc)))
+	}
+	lifecycle := max(10*time.Minute, c.StopGracePeriod+StuckMargin)
+	return map[fsm.Status]time.Duration{
+		fsm.Pending:       time.Duration(waves)*createTO + StuckMargin,
+		fsm.Creating:      createTO + StuckMargin,
+		fsm.StartPending:  createTO + StuckMargin,
+		fsm.Starting:      createTO + StuckMargin,
+		fsm.StopPending:   lifecycle,
+		fsm.Stopping:      lifecycle,
+		fsm.DeletePending: lifecycle,
+		fsm.Deleting:      lifecycle,
+	}
+}
+
+// Report counts what one pass did. It is the reconciler Lambda's result.
+type Report struct {
+	PassID     string    `json:"pass_id"`
+	StartedAt  time.Time `json:"started_at"`
+	DurationMS int64     `json:"duration_ms"`
+
+	// Instances is how many active instances were examined; Containers how
+	// many containers of the scope the runtimes listed.
+	Instances  int `json:"instances"`
+	Containers int `json:"containers"`
+	// ListPartial: a runtime's listing missed a node, so no absence was
+	// acted on (AbsentUnverified counts the instances it spared).
+	ListPartial      bool `json:"list_partial"`
+	AbsentUnverified int  `json:"absent_unverified"`
+	// Truncated: the pass stopped at MaxInstances or at its deadline.
+	Truncated bool `json:"truncated"`
+
+	// Sync (through manager.OnEvent).
+	Started        int `json:"started"`         // → running
+	NodeBackfilled int `json:"node_backfilled"` // running instance got its runtime_node_name
+	Exited         int `json:"exited"`          // → stopped or failed with the exit code
+	Destroyed      int `json:"destroyed"`       // → failed (or stopped, when stopping)
+	Rejected       int `json:"rejected"`        // OnEvent recorded TransitionRejected
+
+	// Stuck transient statuses.
+	Requeued           int `json:"requeued"`
+	FailedStuck        int `json:"failed_stuck"`
+	StuckLeftToSweeper int `json:"stuck_left_to_sweeper"`
+
+	// Orphans.
+	OrphansRemoved  int `json:"orphans_removed"`
+	OrphansDeferred int `json:"orphans_deferred"` // younger than OrphanGrace: not looked at yet
+
+	// Outbox sweep; SweepSkipped when no sweeper is configured.
+	OutboxSwept  int  `json:"outbox_swept"`
+	SweepSkipped bool `json:"sweep_skipped"`
+
+	// Admission counter before and after the repair.
+	AdmissionBefore int `json:"admission_before"`
+	AdmissionAfter  int `json:"admission_after"`
+
+	// Conflicts: instances skipped because something else moved them
+	// between the listing and the write. Gone: deleted meanwhile.
+	Conflicts int `json:"conflicts"`
+	Gone      int `json:"gone"`
+	// Skipped: instances whose runtime kind is not configured here.
+	Skipped      int      `json:"skipped"`
+	Errors       int      `json:"errors"`
+	ErrorSamples []string `json:"error_samples,omitempty"`
+}
+
+// Actions is the number of changes the pass made.
+func (r Report) Actions() int {
+	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept
+}
+
+func (r *Report) fail(err error) {
+	r.Errors++
+	if len(r.ErrorSamples) < maxErrorSamples {
+		r.ErrorSamples = append(r.ErrorSamples, err.Error())
+	}
+}
+
+// Reconciler runs reconcile passes. It is safe for concurrent use; passes
+// of one Reconciler run one at a time, and passes of several (other
+// processes, other Lambda invocations) may overlap safely.
+type Reconciler struct {
+	m            *manager.Manager
+	st           store.Store
+	rts          map[string]runtime.Runtime
+	kinds        []string
+	scope        string
+	sweeper      Sweeper
+	staleAfter   time.Duration
+	absentGrace  time.Duration
+	orphanGrace  time.Duration
+	timeouts     map[fsm.Status]time.Duration
+	maxRequeues  int
+	maxInstances int
+	passTimeout  time.Duration
+	now          func() time.Time
+	log          *slog.Logger
+	metrics      *metrics.Emitter
+
+	mu     sync.Mutex
+	cursor string // where the next pass resumes ListActive after a truncated one
+}
+
+// New returns a Reconciler.
+func New(o Options) (*Reconciler, error) {
+	if o.Manager == nil {
+		return nil, errors.New("reconcile: no manager")
+	}
+	r := &Reconciler{
+		m: o.Manager, st: o.Manager.Store(), rts: make(map[string]runtime.Runtime), scope: o.Scope,
+		sweeper: o.Sweeper, staleAfter: o.OutboxStaleAfter, absentGrace: o.AbsentGrace, orphanGrace: o.OrphanGrace,
+		timeouts: o.Timeouts, maxRequeues: o.MaxRequeues, maxInstances: o.MaxInstances, passTimeout: o.PassTimeout,
+		now: o.Clock, log: o.Logger, metrics: o.Metrics,
+	}
+	for _, rt := range o.Runtimes {
+		k := rt.Kind()
+		if _, dup := r.rts[k]; dup {
+			return nil, fmt.Errorf("reconcile: two runtimes of kind %q", k)
+		}
+		r.rts[k] = rt
+		r.kinds = append(r.kinds, k)
+	}
+	def := config.Default().Container
+	if r.staleAfter <= 0 {
+		r.staleAfter = def.OutboxSweepAfter
+	}
+	if r.absentGrace <= 0 {
+		r.absentGrace = DefaultAbsentGrace
+	}
+	if r.orphanGrace <= 0 {
+		r.orphanGrace = DefaultOrphanGrace
+	}
+	if r.timeouts == nil {
+		r.timeouts = TimeoutsFor(def)
+	}
+	switch {
+	case r.maxRequeues == 0:
+		r.maxRequeues = DefaultMaxRequeues
+	case r.maxRequeues < 0:
+		r.maxRequeues = 0
+	}
+	if r.maxInstances <= 0 {
+		r.maxInstances = DefaultMaxInstances
+	}
+	if r.passTimeout <= 0 {
+		r.passTimeout = DefaultPassTimeout
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	return r, nil
+}
+
+// Loop runs a pass at once and then every interval until ctx ends: the
+// local server's ticker. Failed passes are logged; the loop goes on.
+func (r *Reconciler) Loop(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if _, err := r.Run(ctx); err != nil && ctx.Err() == nil {
+			r.log.ErrorContext(ctx, "reconcile pass failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Run makes one bounded pass. The error is for a pass that could not be
+// made (the store unreachable, ctx cancelled by the caller); failures on
+// single instances or containers are counted in the Report and logged, and
+// the pass goes on.
+func (r *Reconciler) Run(ctx context.Context) (Report, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := time.Now()
+	rep := Report{PassID: container.NewID(), StartedAt: r.now().UTC()}
+	log := r.log.With("pass_id", rep.PassID)
+	pctx, cancel := context.WithTimeout(ctx, r.passTimeout)
+	defer cancel()
+
+	err := r.pass(pctx, log, &rep)
+	if pctx.Err() != nil && ctx.Err() == nil {
+		// Our own deadline: the bound worked; the next pass goes on.
+		rep.Truncated = true
+		err = nil
+	}
+	if ctx.Err() != nil && err == nil {
+		err = ctx.Err()
+	}
+	rep.DurationMS = time.Since(start).Milliseconds()
+	r.emit(rep, time.Since(start))
+	attrs := []any{"duration_ms", rep.DurationMS, "instances", rep.Instances, "containers", rep.Containers,
+		"actions", rep.Actions(), "started", rep.Started, "node_backfilled", rep.NodeBackfilled, "exited", rep.Exited,
+		"destroyed", rep.Destroyed, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
+		"orphans_removed", rep.OrphansRemoved, "outbox_swept", rep.OutboxSwept,
+		"admission_before", rep.AdmissionBefore, "admission_after", rep.AdmissionAfter,
+		"conflicts", rep.Conflicts, "errors", rep.Errors, "list_partial", rep.ListPartial, "truncated", rep.Truncated}
+	if err != nil {
+		log.ErrorContext(ctx, "reconcile pass failed", append(attrs, "error", err)...)
+		return rep, err
+	}
+	log.InfoContext(ctx, "reconcile pass done", attrs...)
+	return rep, nil
+}
+
+func (r *Reconciler) pass(ctx context.Context, log *slog.Logger, rep *Report) error {
+	// The undispatched snapshot comes first: the sweep at the end of the
+	// pass marks items dispatched, and an instance whose item it just
+	// re-dispatched must not look as if it had no work.
+	undispatched, undispatchedOK := r.undispatched(ctx, log, rep)
+
+	insts, err := r.listActive(ctx, rep)
+	if err != nil {
+		return fmt.Errorf("reconcile: listing active instances: %w", err)
+	}
+	rep.Instances = len(insts)
+	lists := r.listRuntimes(ctx, log, rep)
+
+	seen := make(map[string]bool, len(insts))
+	for _, inst := range insts {
+		seen[inst.ID] = true
+	}
+	for _, inst := range insts {
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.instance(ctx, log, inst, lists, undispatched, undispatchedOK, rep)
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	r.orphans(ctx, log, lists, seen, rep)
+	if ctx.Err() != nil {
+		return nil
+	}
+	r.sweep(ctx, log, rep)
+	if ctx.Err() != nil {
+		return nil
+	}
+	before, after, err := r.st.RepairAdmission(ctx)
+	if err != nil {
+		rep.fail(fmt.Errorf("repairing the admission counter: %w", err))
+		log.ErrorContext(ctx, "repairing the admission counter", "op", "repair_admission", "error", err)
+		return nil
+	}
+	rep.AdmissionBefore, rep.AdmissionAfter = before, after
+	if before != after {
+		log.WarnContext(ctx, "admission counter repaired", "op", "repair_admission", "before", before, "after", after)
+	}
+	return nil
+}
+
+// listActive pages through the active instances from where the last
+// truncated pass stopped, up to maxInstances, without duplicates (an
+// instance that changes status during the walk may be listed twice).
+func (r *Reconciler) listActive(ctx context.Context, rep *Report) ([]container.Instance, error) {
+	var out []container.Instance
+	seen := make(map[string]bool)
+	cursor := r.cursor
+	for {
+		page, err := r.st.ListActive(ctx, cursor, min(pageSize, r.maxInstances-len(out)))
+		if errors.Is(err, store.ErrInvalidCursor) && cursor != "" {
+			cursor = ""
+			continue
+		}
+		if err != nil {
+			if len(out) > 0 && ctx.Err() != nil {
+				rep.Truncated = true
+				return out, nil
+			}
+			return nil, err
+		}
+		for _, inst := range page.Items {
+			if !seen[inst.ID] {
+				seen[inst.ID] = true
+				out = append(out, inst)
+			}
+		}
+		cursor = page.NextCursor
+		if cursor == "" {
+			r.cursor = ""
+			return out, nil
+		}
+		if len(out) >= r.maxInstances {
+			r.cursor = cursor
+			rep.Truncated = true
+			return out, nil
+		}
+	}
+}
+
+// undispatched returns the instances that have an undispatched outbox item
+// (the sweeper's), and whether the snapshot could be read.
+func (r *Reconciler) undispatched(ctx context.Context, log *slog.Logger, rep *Report) (map[string]bool, bool) {
+	items, err := r.st.ListUndispatched(ctx, r.now().Add(time.Minute), maxUndispatched)
+	if err != nil {
+		rep.fail(fmt.Errorf("listing undispatched outbox items: %w", err))
+		log.ErrorContext(ctx, "listing undispatched outbox items; no stuck instance is handled this pass", "error", err)
+		return nil, false
+	}
+	out := make(map[string]bool, len(items))
+	for _, it := range items {
+		out[it.InstanceID] = true
+	}
+	return out, true
+}
+
+func (r *Reconciler) sweep(ctx context.Context, log *slog.Logger, rep *Report) {
+	if r.sweeper == nil {
+		rep.SweepSkipped = true
+		return
+	}
+	n, err := r.sweeper.Sweep(ctx, r.staleAfter)
+	rep.OutboxSwept = n
+	if err != nil {
+		rep.fail(fmt.Errorf("sweeping the outbox: %w", err))
+		log.ErrorContext(ctx, "sweeping the outbox", "op", "sweep_outbox", "error", err)
+		return
+	}
+	if n > 0 {
+		log.InfoContext(ctx, "stale outbox items re-dispatched", "op", "sweep_outbox", "count", n)
+	}
+}
+
+// emit writes the pass's EMF metrics.
+func (r *Reconciler) emit(rep Report, d time.Duration) {
+	if r.metrics == nil {
+		return
+	}
+	r.metrics.Duration("ReconcileDuration", d)
+	r.metrics.Count("ReconcileInstances", float64(rep.Instances))
+	for _, a := range []struct {
+		name string
+		n    int
+	}{
+		{"started", rep.Started}, {"node_backfilled", rep.NodeBackfilled}, {"exited", rep.Exited},
+		{"destroyed", rep.Destroyed}, {"requeued", rep.Requeued}, {"failed_stuck", rep.FailedStuck},
+		{"orphan_removed", rep.OrphansRemoved}, {"outbox_swept", rep.OutboxSwept}, {"conflict", rep.Conflicts},
+	} {
+		if a.n > 0 {
+			r.metrics.Count("ReconcileActions", float64(a.n), "Action", a.name)
+		}
+	}
+	if rep.Errors > 0 {
+		r.metrics.Count("ReconcileErrors", float64(rep.Errors))
+	}
+	if d := rep.AdmissionBefore - rep.AdmissionAfter; d != 0 {
+		r.metrics.Count("AdmissionDrift", math.Abs(float64(d)))
+	}
+	if rep.ListPartial {
+		r.metrics.Count("ReconcilePartialLists", 1)
+	}
+}

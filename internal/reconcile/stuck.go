@@ -1,0 +1,157 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// opFor is the operation a transient status waits for, and the event type
+// of its request.
+func opFor(s fsm.Status) (container.Op, string, bool) {
+	switch s {
+	case fsm.Pending, fsm.Creating:
+		return container.OpCreate, container.EventCreateRequested, true
+	case fsm.StartPending, fsm.Starting:
+		return container.OpStart, container.EventStartRequested, true
+	case fsm.StopPending, fsm.Stopping:
+		return container.OpStop, container.EventStopRequested, true
+	case fsm.DeletePending, fsm.Deleting:
+		return container.OpDelete, container.EventDeleteRequested, true
+	}
+	return "", "", false
+}
+
+// stuck applies the stuck policy (package documentation) to an instance the
+// sync left as it was.
+func (r *Reconciler) stuck(ctx context.Context, log *slog.Logger, inst container.Instance, now time.Time, age time.Duration,
+	undispatched map[string]bool, undispatchedOK bool, rep *Report) {
+	timeout, ok := r.timeouts[inst.Status]
+	if !ok || age < timeout {
+		return
+	}
+	op, evType, ok := opFor(inst.Status)
+	if !ok {
+		return
+	}
+	if !undispatchedOK {
+		return // cannot tell whether the sweeper has it
+	}
+	if undispatched[inst.ID] {
+		rep.StuckLeftToSweeper++
+		return
+	}
+	n, err := r.requeues(ctx, inst)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			rep.Gone++
+			return
+		}
+		rep.fail(fmt.Errorf("counting re-enqueues of %s: %w", inst.ID, err))
+		log.ErrorContext(ctx, "reading events", "op", "requeue", "error", err)
+		return
+	}
+	ageS := age.Truncate(time.Second)
+	if n < r.maxRequeues {
+		r.requeue(ctx, log.With("op", "requeue"), inst, op, evType, now, ageS, n, rep)
+		return
+	}
+	r.failStuck(ctx, log.With("op", "fail_stuck"), inst, now, ageS, n, rep)
+}
+
+// requeues counts the re-enqueue events of the instance's current status
+// episode: those after the last event that moved it into that status.
+func (r *Reconciler) requeues(ctx context.Context, inst container.Instance) (int, error) {
+	n, cursor := 0, ""
+	for {
+		page, err := r.st.ListEvents(ctx, inst.ID, cursor, 100)
+		if err != nil {
+			return 0, err
+		}
+		for _, ev := range page.Items {
+			switch {
+			case ev.To == inst.Status && ev.From != inst.Status:
+				n = 0 // entered the status (again)
+			case ev.From == inst.Status && ev.To == inst.Status && ev.Actor == container.ActorSystem &&
+				strings.HasPrefix(ev.Message, RequeueMarker):
+				n++
+			}
+		}
+		if page.NextCursor == "" {
+			return n, nil
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// requeue writes a fresh outbox item for the operation the status waits
+// for, with the instance unchanged but for status_reason (and updated_at,
+// which restarts the timeout), conditional on the listed version.
+func (r *Reconciler) requeue(ctx context.Context, log *slog.Logger, inst container.Instance, op container.Op, evType string,
+	now time.Time, age time.Duration, done int, rep *Report) {
+	at := now.UTC()
+	msg := fmt.Sprintf("%s%s: %s for %s without progress (re-enqueue %d of %d)", RequeueMarker, op, inst.Status, age, done+1, r.maxRequeues)
+	item := container.OutboxItem{
+		ID: container.NewID(), InstanceID: inst.ID, Op: op, InstanceVersion: inst.Version + 1,
+		RequestID: "reconcile-" + rep.PassID, State: container.OutboxPending, CreatedAt: at, UpdatedAt: at,
+	}
+	_, err := r.st.Transition(ctx, store.TransitionParams{
+		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: inst.Status,
+		Update: func(i *container.Instance) { i.StatusReason = msg },
+		Outbox: &item,
+		Event:  &container.Event{Type: evType, From: inst.Status, To: inst.Status, At: at, Message: msg, Actor: container.ActorSystem},
+	})
+	if r.written(ctx, log, inst, err, rep) {
+		rep.Requeued++
+		log.WarnContext(ctx, "stuck instance re-enqueued", "outbox_id", item.ID, "request_id", item.RequestID,
+			"age_s", age.Seconds(), "requeue", done+1, "max_requeues", r.maxRequeues, "operation", string(op))
+	}
+}
+
+// failStuck moves an instance that made no progress through its
+// re-enqueues to failed, saying why.
+func (r *Reconciler) failStuck(ctx context.Context, log *slog.Logger, inst container.Instance, now time.Time, age time.Duration,
+	done int, rep *Report) {
+	at := now.UTC()
+	reason := fmt.Sprintf("%s made no progress for %s", inst.Status, age)
+	if done > 0 {
+		reason += fmt.Sprintf(" after %d re-enqueue(s) by the reconciler", done)
+	}
+	_, err := r.st.Transition(ctx, store.TransitionParams{
+		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: fsm.Failed,
+		Update: func(i *container.Instance) {
+			i.StatusReason = reason
+			i.FinishedAt = &at
+		},
+		Event: &container.Event{Type: container.EventFailed, From: inst.Status, To: fsm.Failed, At: at, Message: reason,
+			Actor: container.ActorSystem},
+	})
+	if r.written(ctx, log, inst, err, rep) {
+		rep.FailedStuck++
+		log.WarnContext(ctx, "stuck instance failed", "reason", reason)
+	}
+}
+
+// written sorts the outcome of a conditional write: true when it was made.
+func (r *Reconciler) written(ctx context.Context, log *slog.Logger, inst container.Instance, err error, rep *Report) bool {
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, store.ErrConflict):
+		rep.Conflicts++
+		log.InfoContext(ctx, "instance moved since it was listed; skipped this pass", "listed_version", inst.Version)
+	case errors.Is(err, store.ErrNotFound):
+		rep.Gone++
+	default:
+		rep.fail(fmt.Errorf("%s: %w", inst.ID, err))
+		log.ErrorContext(ctx, "writing instance", "error", err)
+	}
+	return false
+}
