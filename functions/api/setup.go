@@ -87,7 +87,6 @@ func dynamoClient(ctx context.Context, region string, env func(string) (string, 
 		if local {
 			o.DisableValidateResponseChecksum = true
 		}
-		o.RetryMaxAttempts = 3
 	}), nil
 }
 
