@@ -71,7 +71,9 @@ func Dynamo(t testing.TB, now func() time.Time) store.Store {
 	client := DynamoClient(t)
 	prefix := fmt.Sprintf("t%d-%d-", time.Now().UnixNano()%1e9, prefixSeq.Add(1))
 	ctx := context.Background()
-	if err := dynamostore.EnsureTables(ctx, client, prefix); err != nil {
+	// No TTL: DynamoDB Local expires by the real clock, while tests move
+	// theirs; the store hides expired items by its own clock anyway.
+	if err := dynamostore.EnsureTables(ctx, client, prefix, dynamostore.WithoutTTL()); err != nil {
 		t.Fatalf("creating tables on DynamoDB Local: %v", err)
 	}
 	t.Cleanup(func() { _ = dynamostore.DeleteTables(context.Background(), client, prefix) })

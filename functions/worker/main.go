@@ -1,0 +1,32 @@
+// Command worker is berth's worker Lambda function, deployed twice: as the
+// CreateWorker on the create queue (reserved concurrency =
+// create_queue_max_concurrency) and as the LifecycleWorker on the lifecycle
+// queue. Each SQS record is one operation (internal/worker); failures are
+// reported per record after their visibility is set to the retry backoff,
+// and SQS moves a message to the dead-letter queue after maxReceiveCount.
+//
+// Configuration: BERTH_* environment variables (internal/config), plus the
+// file named by BERTH_CONFIG_FILE for what only YAML can say (docker.hosts).
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+)
+
+func main() {
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	slog.SetDefault(logger)
+	fn, err := setup(context.Background(), os.LookupEnv, logger)
+	if err != nil {
+		logger.Error("worker function cannot start", "error", err)
+		os.Exit(1)
+	}
+	lambda.Start(func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		return fn.handle(ctx, ev), nil
+	})
+}
