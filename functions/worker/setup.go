@@ -8,10 +8,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/aws/aws-lambda-go/events"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/manager"
