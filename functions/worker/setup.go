@@ -53,7 +53,7 @@ func setup(ctx context.Context, env func(string) (string, bool), logger *slog.Lo
 	_, local := env("AWS_ENDPOINT_URL_DYNAMODB")
 	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = local })
 	st := dynamostore.New(ddb, dynamostore.Options{TablePrefix: cfg.Store.TablePrefix})
-	rt, err := docker.New(cfg.Docker, docker.Options{Logger: logger})
+	rt, err := docker.New(cfg.Docker, docker.Options{Scope: cfg.Docker.Scope, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,11 @@ package config
 // Docker is the `docker:` section: the Docker engines berth may place
 // containers on.
 type Docker struct {
+	// Scope, when set, labels every container berth makes, and berth then
+	// lists, counts and reconciles only containers of its scope: two berth
+	// deployments (or a test run) can share Docker hosts without removing
+	// each other's containers as orphans.
+	Scope string       `yaml:"scope,omitempty"`
 	Hosts []DockerHost `yaml:"hosts"`
 	// Registries give pull credentials by registry host.
 	Registries []Registry `yaml:"registries,omitempty"`
