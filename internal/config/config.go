@@ -53,6 +53,13 @@ type Container struct {
 	// OutboxSweepAfter is the age at which a still-pending outbox item is
 	// dispatched again by the sweeper.
 	OutboxSweepAfter time.Duration `yaml:"outbox_sweep_after"`
+	// ReconcileEvery is the local server's reconciler period (in AWS, the
+	// EventBridge schedule).
+	ReconcileEvery time.Duration `yaml:"reconcile_every"`
+	// OrphanGrace is how old a berth container without an instance must be
+	// before the reconciler removes it (so a create racing its instance
+	// write is never hit).
+	OrphanGrace time.Duration `yaml:"orphan_grace"`
 	// AllowedRuntimes are the runtimes templates may name.
 	AllowedRuntimes []string `yaml:"allowed_runtimes"`
 }
@@ -173,6 +180,8 @@ func defaults() *Config {
 			StopGracePeriod:                     10 * time.Second,
 			WorkspaceRoot:                       "/srv/berth/workspaces",
 			OutboxSweepAfter:                    30 * time.Second,
+			ReconcileEvery:                      30 * time.Second,
+			OrphanGrace:                         5 * time.Minute,
 			AllowedRuntimes:                     []string{container.RuntimeDocker},
 		},
 		Server: Server{

@@ -60,6 +60,8 @@ func TestDefaultsAreTheSeeds(t *testing.T) {
 		{"container.stop_grace_period", c.Container.StopGracePeriod, 10 * time.Second},
 		{"container.workspace_root", c.Container.WorkspaceRoot, "/srv/berth/workspaces"},
 		{"container.outbox_sweep_after", c.Container.OutboxSweepAfter, 30 * time.Second},
+		{"container.reconcile_every", c.Container.ReconcileEvery, 30 * time.Second},
+		{"container.orphan_grace", c.Container.OrphanGrace, 5 * time.Minute},
 		{"container.allowed_runtimes", c.Container.AllowedRuntimes, []string{"docker"}},
 		{"server.addr", c.Server.Addr, "127.0.0.1:8080"},
 		{"server.data_dir", c.Server.DataDir, "./.berth"},

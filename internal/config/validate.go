@@ -99,6 +99,8 @@ func (c *checker) container(ct *Container) {
 	}
 	c.absClean("container.workspace_root", ct.WorkspaceRoot)
 	c.positive("container.outbox_sweep_after", ct.OutboxSweepAfter)
+	c.positive("container.reconcile_every", ct.ReconcileEvery)
+	c.positive("container.orphan_grace", ct.OrphanGrace)
 	if len(ct.AllowedRuntimes) == 0 {
 		c.fail("container.allowed_runtimes", "must name at least one runtime (%s or %s)",
 			container.RuntimeDocker, container.RuntimeKubernetes)
