@@ -121,6 +121,9 @@ func (a *Adapter) Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 
 	if c, ok := CallerFromClaims(claims(ev), a.adminClaim, a.adminGroup); ok {
 		ctx = identity.With(ctx, c)
+	} else if sub, present := claims(ev)["sub"]; present {
+		a.log.WarnContext(ctx, "ignoring an invalid sub claim; the request is unauthenticated",
+			"request_id", ev.RequestContext.RequestID, "sub_bytes", len(sub))
 	}
 	req, err := http.NewRequestWithContext(ctx, method, "/", bytes.NewReader(body))
 	if err != nil {
@@ -195,11 +198,14 @@ func claims(ev events.APIGatewayV2HTTPRequest) map[string]string {
 
 // CallerFromClaims returns the caller a JWT authorizer's claims describe:
 // the user is the sub claim, an admin is a member of adminGroup in the
-// adminClaim claim. ok=false when there is no subject (the handler then
-// answers 401: there is no anonymous caller).
+// adminClaim claim. ok=false when there is no usable subject (the handler
+// then answers 401: there is no anonymous caller): none, or one that is
+// not a valid OpenID Connect subject (at most 255 characters, RFC 20's
+// printable ones only), which also keeps owner keys far inside DynamoDB's
+// 2048-byte key limit.
 func CallerFromClaims(claims map[string]string, adminClaim, adminGroup string) (identity.Caller, bool) {
-	sub := strings.TrimSpace(claims["sub"])
-	if sub == "" {
+	sub := claims["sub"]
+	if !validSubject(sub) {
 		return identity.Caller{}, false
 	}
 	c := identity.Caller{User: sub}
@@ -212,6 +218,24 @@ func CallerFromClaims(claims map[string]string, adminClaim, adminGroup string) (
 		}
 	}
 	return c, true
+}
+
+// MaxSubject is the longest sub claim accepted (OpenID Connect Core 1.0,
+// section 2: "It MUST NOT exceed 255 ASCII characters in length").
+const MaxSubject = 255
+
+// validSubject reports whether sub is 1..MaxSubject printable ASCII
+// characters without leading or trailing spaces.
+func validSubject(sub string) bool {
+	if sub == "" || len(sub) > MaxSubject || sub[0] == ' ' || sub[len(sub)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(sub); i++ {
+		if sub[i] < 0x20 || sub[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // Groups splits a groups claim as API Gateway passes it on. A JWT array
