@@ -274,7 +274,8 @@ func (r *Reconciler) Loop(ctx context.Context, every time.Duration) {
 // Run makes one bounded pass. The error is for a pass that could not be
 // made (the store unreachable, ctx cancelled by the caller); failures on
 // single instances or containers are counted in the Report and logged, and
-// the pass goes on.
+// the pass goes on. A pass that reaches PassTimeout or ctx's deadline stops
+// where it is and reports Truncated, without an error.
 func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -285,13 +286,15 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	defer cancel()
 
 	err := r.pass(pctx, log, &rep)
-	if pctx.Err() != nil && ctx.Err() == nil {
-		// Our own deadline: the bound worked; the next pass goes on.
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		// The caller gave up on the pass (shutdown): say so.
+		err = ctx.Err()
+	case errors.Is(pctx.Err(), context.DeadlineExceeded):
+		// PassTimeout or the caller's deadline: the bound worked, what was
+		// done is reported, and the next pass goes on from there.
 		rep.Truncated = true
 		err = nil
-	}
-	if ctx.Err() != nil && err == nil {
-		err = ctx.Err()
 	}
 	rep.DurationMS = time.Since(start).Milliseconds()
 	r.emit(rep, time.Since(start))
@@ -399,6 +402,9 @@ func (r *Reconciler) listActive(ctx context.Context, rep *Report) ([]container.I
 // (the sweeper's), and whether the snapshot could be read.
 func (r *Reconciler) undispatched(ctx context.Context, log *slog.Logger, rep *Report) (map[string]bool, bool) {
 	items, err := r.st.ListUndispatched(ctx, r.now().Add(time.Minute), maxUndispatched)
+	if err != nil && ctx.Err() != nil {
+		return nil, false // the pass is out of time; it says so as Truncated
+	}
 	if err != nil {
 		rep.fail(fmt.Errorf("listing undispatched outbox items: %w", err))
 		log.ErrorContext(ctx, "listing undispatched outbox items; no stuck instance is handled this pass", "error", err)

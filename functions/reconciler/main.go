@@ -1,0 +1,31 @@
+// Command reconciler is berth's reconciler Lambda function: on each
+// EventBridge scheduled event it makes one bounded reconcile pass
+// (internal/reconcile) over the DynamoDB store and the Docker hosts, and
+// returns the pass's Report as its result.
+//
+// Configuration: BERTH_* environment variables (internal/config; the store
+// is always dynamodb, BERTH_STORE_TABLE_PREFIX names the tables), plus the
+// file named by BERTH_CONFIG_FILE for what only YAML can say (docker.hosts).
+// With both queue URLs set (BERTH_QUEUE_CREATE_QUEUE_URL,
+// BERTH_QUEUE_LIFECYCLE_QUEUE_URL) the pass also sweeps stale outbox items
+// onto the queues; without them that step is skipped and said so at start.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+)
+
+func main() {
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: logLevel(os.Getenv("AWS_LAMBDA_LOG_LEVEL"))}))
+	slog.SetDefault(logger)
+	fn, err := setup(context.Background(), os.LookupEnv, os.Environ(), logger)
+	if err != nil {
+		logger.Error("reconciler function cannot start", "error", err)
+		os.Exit(1)
+	}
+	lambda.Start(fn.handle)
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/outbox"
+	"github.com/berth-io/berth/internal/queue"
+	"github.com/berth-io/berth/internal/queue/memqueue"
+	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/store/teststores"
+	"github.com/berth-io/berth/internal/testenv"
+)
+
+const fixture = "../../events/reconciler-scheduled.json"
+
+func readFixture(t *testing.T) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// TestFixtureRoundTrip keeps the fixture in EventBridge's own shape: it
+// decodes into events.EventBridgeEvent with every field known and encodes
+// back to the same JSON.
+func TestFixtureRoundTrip(t *testing.T) {
+	raw := readFixture(t)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var ev events.EventBridgeEvent
+	if err := dec.Decode(&ev); err != nil {
+		t.Fatalf("%s: %v", filepath.Base(fixture), err)
+	}
+	if ev.DetailType != "Scheduled Event" || ev.Source != "aws.events" || ev.Time.IsZero() || len(ev.Resources) != 1 {
+		t.Errorf("decoded %+v: not a scheduled event", ev)
+	}
+	back, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(back, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("round trip changed the event:\nfixture %s\nencoded %s", raw, back)
+	}
+}
+
+// TestScheduledEventRunsAPass invokes the handler as Lambda would, with the
+// fixture, on DynamoDB Local, a real Docker engine (a scope of the test's
+// own) and the outbox dispatcher as the sweeper: the pass brings a creating
+// instance whose container runs to running, sweeps the stale create items
+// onto the create queue, and returns its Report as the function's result.
+func TestScheduledEventRunsAPass(t *testing.T) {
+	st := teststores.Dynamo(t, time.Now)
+	image := testenv.TestImage(t)
+	scope := "rcfn-" + strings.ToLower(container.NewID())
+	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	rt, err := docker.New(config.Docker{Hosts: []config.DockerHost{{Name: "local", Endpoint: testenv.DockerHost(t), NetworkMode: "none"}}},
+		docker.Options{Scope: scope, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := rt.Ping(ctx); err != nil {
+		testenv.Missing(t, "a Docker engine", err.Error())
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		states, _ := rt.List(ctx)
+		for _, s := range states {
+			_ = rt.Delete(ctx, s.Ref)
+		}
+		rt.Close()
+	})
+
+	create := memqueue.New(memqueue.Options{Name: "create"})
+	lifecycle := memqueue.New(memqueue.Options{Name: "lifecycle"})
+	t.Cleanup(func() { create.Close(); lifecycle.Close() })
+	sweeper := &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: create, outbox.LifecycleQueue: lifecycle},
+		Store: st, Logger: quiet,
+		// Its clock runs ahead, so the items just written are already stale.
+		Clock: func() time.Time { return time.Now().Add(time.Minute) }}
+
+	cfg := config.Default()
+	cfg.Container.OutboxSweepAfter = time.Second
+	var logs bytes.Buffer
+	fn, err := newFunction(cfg, st, []runtime.Runtime{rt}, scope, sweeper, nil, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A creating instance whose container runs (its create item was never
+	// dispatched: the sweep sends it), and a pending one.
+	m := manager.New(manager.Options{Store: st, Logger: quiet})
+	if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "sleeper",
+		Runtime: "docker", Image: image, PullPolicy: container.PullNever, Command: []string{"sh", "-c", "sleep 3600"}}); err != nil {
+		t.Fatal(err)
+	}
+	var insts []container.Instance
+	for range 2 {
+		res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "sleeper"}, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		insts = append(insts, res.Instance)
+	}
+	inst, err := st.Transition(ctx, store.TransitionParams{ID: insts[0].ID, ExpectVersion: 1, From: fsm.Pending, To: fsm.Creating})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := rt.Create(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+
+	var ev events.EventBridgeEvent
+	if err := json.Unmarshal(readFixture(t), &ev); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	rep, err := fn.handle(ctx, ev)
+	if err != nil {
+		t.Fatalf("handle: %v\n%s", err, logs.String())
+	}
+	t.Logf("pass in %s: %+v", time.Since(start), rep)
+	if rep.Started != 1 || rep.OutboxSwept != 2 || rep.Errors != 0 || rep.Instances != 2 || rep.SweepSkipped {
+		t.Errorf("report %+v: want 1 started, 2 swept, no errors over 2 instances\n%s", rep, logs.String())
+	}
+	if got, _ := st.GetInstance(ctx, inst.ID); got.Status != fsm.Running || got.RuntimeNodeName != "local" {
+		t.Errorf("instance %s on %q, want running on local", got.Status, got.RuntimeNodeName)
+	}
+	if s := create.Stats(); s.Total() != 2 {
+		t.Errorf("create queue holds %+v, want the 2 swept creates", s)
+	}
+
+	// The Report is the function's JSON result.
+	out, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"pass_id":`, `"started":1`, `"outbox_swept":2`, `"admission_before":`, `"list_partial":false`} {
+		if !bytes.Contains(out, []byte(key)) {
+			t.Errorf("result %s lacks %s", out, key)
+		}
+	}
+	if !strings.Contains(logs.String(), `"msg":"scheduled reconcile","event_id":"89d1a02d-5ec7-412e-82f5-13505f849b41"`) {
+		t.Errorf("no log line for the event:\n%s", logs.String())
+	}
+}
+
+// A deadline closer than the pass needs ends the pass early: the Report
+// says Truncated and the invocation does not fail.
+func TestHandleNearDeadlineReturnsTruncated(t *testing.T) {
+	st := teststores.Dynamo(t, time.Now)
+	rt, err := docker.New(config.Docker{Hosts: []config.DockerHost{{Name: "local", Endpoint: "unix:///run/berth-test/no-such-engine.sock"}}},
+		docker.Options{Scope: "rcfn-deadline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := newFunction(config.Default(), st, []runtime.Runtime{rt}, "rcfn-deadline", nil, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadlineMargin) // nothing left after the margin
+	defer cancel()
+	rep, err := fn.handle(ctx, events.EventBridgeEvent{ID: "x"})
+	if err != nil || !rep.Truncated {
+		t.Errorf("handle near the deadline: %v, %+v", err, rep)
+	}
+}
+
+func TestLoadConfigFixesTheStore(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	cfg, err := loadConfig("", env(map[string]string{"BERTH_STORE_TABLE_PREFIX": "prod-"}))
+	if err != nil || cfg.Store.Backend != config.StoreDynamoDB || cfg.Store.TablePrefix != "prod-" {
+		t.Errorf("loadConfig = %+v, %v", cfg, err)
+	}
+	if _, err := loadConfig("", env(map[string]string{"BERTH_STORE_BACKEND": "bolt"})); err == nil {
+		t.Error("a bolt store was accepted")
+	}
+}
