@@ -25,7 +25,9 @@ import (
 //     has none; Create on an instance whose RuntimeNodeName is set uses that
 //     node and never another. Create on an instance without a node places it
 //     itself, first adopting an object that an earlier attempt made on any
-//     node. The caller records Ref.Node as the instance's runtime_node_name.
+//     node the instance may go to. The caller records Ref.Node as the
+//     instance's runtime_node_name. A Ref without a node (one never
+//     recorded) is looked up on every node.
 //   - Typed errors. Failures match one of ErrNotFound, ErrConflict,
 //     ErrUnavailable (retry with backoff) or ErrInvalid (can never succeed as
 //     asked: do not retry) with errors.Is; an error matching none of them is
@@ -85,7 +87,8 @@ type Runtime interface {
 
 // Ref is where an instance's container lives: the node, and the runtime's
 // own id of the object (informational: calls address the object by the name
-// derived from InstanceID, which survives a lost create response).
+// derived from InstanceID, which survives a lost create response; RuntimeID
+// is used only when InstanceID is empty).
 type Ref struct {
 	InstanceID string `json:"instance_id"`
 	Node       string `json:"node,omitempty"`

@@ -85,3 +85,18 @@ func BenchmarkCreateStart(b *testing.B) {
 	b.ReportMetric(float64(rt.Milliseconds())/float64(b.N), "runtime-ms/op")
 	b.ReportMetric(float64(rt)/float64(bare), "runtime/bare")
 }
+
+// BenchmarkPlace is the fixed part of what Create adds to a bare create:
+// listing berth's containers on the host for load and adoption. (The image
+// check is one more inspect of about the same cost.)
+func BenchmarkPlace(b *testing.B) {
+	e := newEngine(b)
+	ctx := context.Background()
+	inst := e.instance("true")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.Place(ctx, inst); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
