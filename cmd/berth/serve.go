@@ -1,0 +1,455 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/httpapi"
+	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/monitor"
+	"github.com/berth-io/berth/internal/outbox"
+	"github.com/berth-io/berth/internal/queue"
+	"github.com/berth-io/berth/internal/queue/memqueue"
+	"github.com/berth-io/berth/internal/reconcile"
+	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/store/boltstore"
+	"github.com/berth-io/berth/internal/worker"
+)
+
+// serveFlags are `berth serve`'s flags; each overrides its config key.
+type serveFlags struct {
+	config    string
+	addr      string
+	data      string
+	templates string
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
+	var f serveFlags
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.config, "config", "", "config file (default ./config.yml if present)")
+	fs.StringVar(&f.addr, "addr", "", "listen address (default server.addr, 127.0.0.1:8080)")
+	fs.StringVar(&f.data, "data", "", "data directory for the embedded store (default server.data_dir, ./.berth)")
+	fs.StringVar(&f.templates, "templates", "", "directory of template JSON files (<name>.json) to put at start, as the admin")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: berth serve [--config FILE] [--addr HOST:PORT] [--data DIR] [--templates DIR]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return f, fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	if f.config == "" {
+		if _, err := os.Stat("config.yml"); err == nil {
+			f.config = "config.yml"
+		}
+	}
+	return f, nil
+}
+
+// runServe runs the local server until ctx ends (SIGINT/SIGTERM).
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, err := parseServeFlags(args, stderr)
+	if err != nil {
+		return 2
+	}
+	cfg, err := config.Load(f.config, os.LookupEnv)
+	if err != nil {
+		fmt.Fprintf(stderr, "berth serve: %v\n", err)
+		return 1
+	}
+	if f.addr != "" {
+		cfg.Server.Addr = f.addr
+	}
+	if f.data != "" {
+		cfg.Server.DataDir = f.data
+		cfg.Store.BoltPath = filepath.Join(f.data, "berth.db")
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, err := newServer(ctx, cfg, f.config, log, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "berth serve: %v\n", err)
+		return 1
+	}
+	if f.templates != "" {
+		if err := srv.putTemplates(ctx, f.templates); err != nil {
+			srv.close()
+			fmt.Fprintf(stderr, "berth serve: %v\n", err)
+			return 1
+		}
+	}
+	if err := srv.run(ctx); err != nil {
+		fmt.Fprintf(stderr, "berth serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// server is the local all-in-one: the same manager, workers, runtime and
+// API as in AWS, with an embedded store, in-process queues, an outbox
+// watcher instead of Streams and tickers instead of EventBridge.
+type server struct {
+	cfg        *config.Config
+	configPath string
+	log        *slog.Logger
+	out        io.Writer
+
+	store      *boltstore.Store
+	manager    *manager.Manager
+	docker     *docker.Runtime
+	runtimes   *runtime.Resolver
+	queues     map[outbox.QueueName]*memqueue.Queue
+	dispatcher *outbox.Dispatcher
+	watcher    *outbox.Watcher
+	worker     *worker.Worker
+	slots      *worker.Slots
+	listener   net.Listener
+	http       *http.Server
+
+	mu     sync.Mutex
+	images []docker.ImageStatus
+}
+
+func newServer(ctx context.Context, cfg *config.Config, configPath string, log *slog.Logger, out io.Writer) (*server, error) {
+	s := &server{cfg: cfg, configPath: configPath, log: log, out: out}
+	if cfg.Store.Backend != config.StoreBolt {
+		return nil, fmt.Errorf("berth serve runs on the embedded store (store.backend: bolt), not %q", cfg.Store.Backend)
+	}
+	if cfg.Queue.Backend != config.QueueMemory {
+		return nil, fmt.Errorf("berth serve runs on in-process queues (queue.backend: memory), not %q", cfg.Queue.Backend)
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.Store.BoltPath), 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	st, err := boltstore.Open(cfg.Store.BoltPath, boltstore.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("opening the store %s: %w", cfg.Store.BoltPath, err)
+	}
+	s.store = st
+	emf := metrics.New(io.Discard, nil)
+	if os.Getenv("BERTH_METRICS") == "stdout" {
+		emf = metrics.New(out, map[string]string{"Service": "berth-local"})
+	}
+
+	rt, err := docker.New(cfg.Docker, docker.Options{Scope: cfg.Docker.Scope, Logger: log})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s.docker = rt
+	if s.runtimes, err = runtime.NewResolver(rt); err != nil {
+		st.Close()
+		return nil, err
+	}
+
+	// Visibility must outlast the longest operation, or a message still
+	// being worked on would be delivered again: a create holds its message
+	// until the container is stable or the start timeout passes.
+	visibility := max(cfg.Queue.VisibilityTimeout, cfg.Container.CreateStartTimeout+time.Minute)
+	s.queues = map[outbox.QueueName]*memqueue.Queue{}
+	queues := map[outbox.QueueName]queue.Queue{}
+	for _, name := range []outbox.QueueName{outbox.CreateQueue, outbox.LifecycleQueue} {
+		q := memqueue.New(memqueue.Options{Name: string(name), VisibilityTimeout: visibility, MaxReceives: cfg.Container.MaxAttempts})
+		s.queues[name] = q
+		queues[name] = q
+	}
+	s.dispatcher = &outbox.Dispatcher{Queues: queues, Store: st, Metrics: emf, Logger: log}
+	s.watcher = outbox.NewWatcher(s.dispatcher, outbox.WatcherOptions{SweepEvery: cfg.Container.OutboxSweepAfter, Logger: log})
+
+	var bindRoots []string
+	for _, h := range cfg.Docker.Hosts {
+		bindRoots = append(bindRoots, h.AllowedBindRoots...)
+	}
+	s.manager = manager.New(manager.Options{
+		// Every committed outbox item wakes the watcher: dispatch is
+		// event-driven, the sweep only a safety net.
+		Store:      outbox.NotifyingStore{Store: st, Notify: s.watcher.Notify},
+		MaxPending: cfg.Container.CreateQueueMaxPending, Runtimes: cfg.Container.AllowedRuntimes,
+		BindRoots: bindRoots, WorkspaceRoot: cfg.Container.WorkspaceRoot, Logger: log, Metrics: emf,
+	})
+	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
+	s.worker = worker.New(worker.Options{
+		Manager: s.manager, Runtimes: s.runtimes, CreateSlots: s.slots,
+		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
+		MaxAttempts: cfg.Container.MaxAttempts, Metrics: emf, Logger: log,
+	})
+
+	auth, mode := s.authenticator()
+	handler := httpapi.New(httpapi.Options{
+		Manager: s.manager, Auth: auth, Logger: log, BodyLimit: cfg.Server.RequestBodyLimit,
+		WaitMax: cfg.Server.WaitMax, Health: s.health,
+	})
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		st.Close()
+		rt.Close()
+		return nil, fmt.Errorf("listening on %s: %w", cfg.Server.Addr, err)
+	}
+	s.listener = ln
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	s.printStartup(mode)
+	return s, nil
+}
+
+// putTemplates stores every <name>.json of dir through the manager (so
+// each is validated as an API PUT would be), replacing what is there.
+func (s *server) putTemplates(ctx context.Context, dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return err
+	}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		var t container.Template
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&t); err != nil {
+			return fmt.Errorf("template %s: %w", file, err)
+		}
+		if t.Name == "" {
+			t.Name = strings.TrimSuffix(filepath.Base(file), ".json")
+		}
+		if _, _, err := s.manager.PutTemplate(ctx, identity.Caller{User: "berth-serve", Admin: true}, t); err != nil {
+			return fmt.Errorf("template %s: %w", file, err)
+		}
+		fmt.Fprintf(s.out, "  template: %s (%s)\n", t.Name, t.Image)
+	}
+	return nil
+}
+
+// close releases what newServer opened, for a start-up that goes no further.
+func (s *server) close() {
+	s.listener.Close()
+	s.docker.Close()
+	s.store.Close()
+}
+
+func (s *server) authenticator() (httpapi.Authenticator, string) {
+	if len(s.cfg.Auth.Tokens) == 0 {
+		return httpapi.SingleUser("local"), "no auth.tokens configured: every request is served as the single local admin user \"local\""
+	}
+	users := make([]httpapi.TokenUser, 0, len(s.cfg.Auth.Tokens))
+	for _, t := range s.cfg.Auth.Tokens {
+		users = append(users, httpapi.TokenUser{Token: t.Token.Reveal(), User: t.User, Admin: t.Admin})
+	}
+	return httpapi.TokenAuth(users), fmt.Sprintf("bearer tokens: %d configured user token(s)", len(users))
+}
+
+func (s *server) printStartup(mode string) {
+	cfgFile := s.configPath
+	if cfgFile == "" {
+		cfgFile = "(none: defaults and BERTH_* environment)"
+	}
+	fmt.Fprintf(s.out, "berth serve: API on http://%s\n", s.listener.Addr())
+	fmt.Fprintf(s.out, "  config:   %s\n", cfgFile)
+	fmt.Fprintf(s.out, "  store:    %s\n", s.cfg.Store.BoltPath)
+	for _, h := range s.cfg.Docker.Hosts {
+		fmt.Fprintf(s.out, "  docker:   %s at %s (capacity %d)\n", h.Name, h.Endpoint, h.Capacity)
+	}
+	fmt.Fprintf(s.out, "  identity: %s\n", mode)
+	fmt.Fprintf(s.out, "  creates:  at most %d at once, %d waiting\n", s.cfg.Container.CreateQueueMaxConcurrency, s.cfg.Container.CreateQueueMaxPending)
+}
+
+// run starts every loop, serves until ctx ends, then shuts down in order:
+// stop intake (HTTP), let in-flight work finish (it is bounded by the
+// create start timeout), stop the loops, close the store. Work not done is
+// still in the outbox and resumes at the next start.
+func (s *server) run(ctx context.Context) error {
+	defer s.store.Close()
+	defer s.docker.Close()
+
+	loops, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLoops()
+	var wg sync.WaitGroup
+	goLoop := func(name string, fn func(context.Context)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(loops)
+			s.log.Debug("loop stopped", "loop", name)
+		}()
+	}
+	if err := s.recoverQueues(ctx); err != nil {
+		return err
+	}
+	goLoop("watcher", func(ctx context.Context) { _ = s.watcher.Run(ctx) })
+	goLoop("state", func(ctx context.Context) { monitor.Run(ctx, s.docker, s.manager, s.log) })
+	goLoop("purge", s.purgeLoop)
+	goLoop("reconciler", s.reconcileLoop)
+	if s.cfg.Container.RefreshImageStatusOnStart {
+		goLoop("images", s.checkImages)
+	}
+
+	workers, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	var wwg sync.WaitGroup
+	consume := func(q queue.Queue, n int) {
+		wwg.Add(1)
+		go func() { defer wwg.Done(); _ = s.worker.Consume(workers, q, n) }()
+	}
+	// The create consumer takes as many as the semaphore allows, so a
+	// message never waits for a slot while invisible to others.
+	consume(s.queues[outbox.CreateQueue], s.cfg.Container.CreateQueueMaxConcurrency)
+	consume(s.queues[outbox.LifecycleQueue], 8)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- s.http.Serve(s.listener) }()
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		stopWorkers()
+		wwg.Wait()
+		return fmt.Errorf("http server: %w", err)
+	}
+
+	s.log.Info("shutting down: no new requests; finishing work in hand")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = s.http.Shutdown(shutdownCtx)
+	stopWorkers()
+	wwg.Wait()
+	stopLoops()
+	wg.Wait()
+	s.log.Info("stopped")
+	return nil
+}
+
+// recoverQueues re-sends, at start, what the in-process queues held when the
+// last process ended: their messages died with it, while the outbox items
+// they carried are still unfinished in the store.
+func (s *server) recoverQueues(ctx context.Context) error {
+	n, err := s.store.RequeueDispatched(ctx)
+	if err != nil {
+		return fmt.Errorf("recovering unfinished work: %w", err)
+	}
+	if n > 0 {
+		s.log.Info("resuming unfinished operations from the last run", "items", n)
+	}
+	s.watcher.Notify()
+	return nil
+}
+
+// reconcileLoop is the recovery loop on a ticker (EventBridge in AWS).
+func (s *server) reconcileLoop(ctx context.Context) {
+	r, err := reconcile.New(reconcile.Options{
+		Manager: s.manager, Runtimes: []runtime.Runtime{s.docker}, Scope: s.cfg.Docker.Scope, Sweeper: s.dispatcher,
+		OrphanGrace:      s.cfg.Container.OrphanGrace,
+		OutboxStaleAfter: s.cfg.Container.OutboxSweepAfter, Timeouts: reconcile.TimeoutsFor(s.cfg.Container),
+		Logger: s.log,
+	})
+	if err != nil {
+		s.log.Error("reconciler cannot start", "error", err)
+		return
+	}
+	r.Loop(ctx, s.cfg.Container.ReconcileEvery)
+}
+
+func (s *server) purgeLoop(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if _, err := s.store.Purge(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			s.log.Warn("purging expired data", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *server) checkImages(ctx context.Context) {
+	tpls, err := s.store.ListTemplates(ctx)
+	if err != nil {
+		s.log.Warn("image check: listing templates", "error", err)
+		return
+	}
+	var dockerTpls []container.Template
+	for _, t := range tpls {
+		if t.Runtime == container.RuntimeDocker {
+			dockerTpls = append(dockerTpls, t)
+		}
+	}
+	statuses := s.docker.CheckImages(ctx, dockerTpls)
+	for _, st := range statuses {
+		level := slog.LevelInfo
+		if st.WillFail() {
+			level = slog.LevelWarn
+		}
+		s.log.Log(ctx, level, "image check", "image_status", st)
+	}
+	s.mu.Lock()
+	s.images = statuses
+	s.mu.Unlock()
+}
+
+// health reports the store, the queues and each Docker host for /healthz.
+func (s *server) health(ctx context.Context) (bool, any) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	healthy := true
+	report := map[string]any{}
+	if n, err := s.store.AdmissionCount(ctx); err != nil {
+		healthy = false
+		report["store"] = map[string]any{"ok": false, "error": err.Error()}
+	} else {
+		report["store"] = map[string]any{"ok": true, "path": s.cfg.Store.BoltPath, "unfinished_creates": n}
+	}
+	qs := map[string]any{}
+	for name, q := range s.queues {
+		st := q.Stats()
+		qs[string(name)] = map[string]any{"ok": true, "visible": st.Visible, "in_flight": st.InFlight, "delayed": st.Delayed,
+			"dead_letters": q.DeadLetter().Stats().Total()}
+	}
+	qs["create_slots_in_use"] = s.slots.InUse()
+	report["queues"] = qs
+	hosts := map[string]any{}
+	for _, h := range s.docker.Hosts() {
+		var err error
+		if cli := s.docker.Client(h); cli == nil {
+			err = fmt.Errorf("no client for host %q", h)
+		} else {
+			_, err = cli.Ping(ctx, client.PingOptions{})
+		}
+		entry := map[string]any{"ok": err == nil}
+		if err != nil {
+			healthy = false
+			entry["error"] = err.Error()
+		}
+		hosts[h] = entry
+	}
+	report["docker"] = hosts
+	s.mu.Lock()
+	if s.images != nil {
+		report["images"] = s.images
+	}
+	s.mu.Unlock()
+	report["ok"] = healthy
+	return healthy, report
+}

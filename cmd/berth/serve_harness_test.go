@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/testenv"
+)
+
+// childEnv marks the test binary re-executed as `berth serve`: the tests
+// run the real server as a process of its own, so that they can kill -9 it.
+const childEnv = "BERTH_TEST_SERVE_CHILD"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(childEnv); args != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := runServe(ctx, strings.Split(args, "\x1f"), os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+const (
+	adminToken = "test-admin-token"
+	aliceToken = "test-alice-token"
+)
+
+// serveEnv is one test's berth: its config, data dir, scope and engine.
+type serveEnv struct {
+	t       *testing.T
+	dir     string
+	cfgPath string
+	scope   string
+	addr    string
+	image   string
+	engine  *docker.Runtime
+	proc    *exec.Cmd
+	logs    *syncBuffer
+	exited  chan struct{}
+}
+
+type serveOptions struct {
+	maxConcurrency, maxPending int
+	orphanGrace, reconcileEvery time.Duration
+}
+
+func newServeEnv(t *testing.T, o serveOptions) *serveEnv {
+	t.Helper()
+	endpoint := testenv.DockerHost(t)
+	image := testenv.TestImage(t)
+	if o.maxConcurrency == 0 {
+		o.maxConcurrency = 3
+	}
+	if o.maxPending == 0 {
+		o.maxPending = 50
+	}
+	if o.orphanGrace == 0 {
+		o.orphanGrace = 5 * time.Minute
+	}
+	if o.reconcileEvery == 0 {
+		o.reconcileEvery = 30 * time.Second
+	}
+	e := &serveEnv{t: t, dir: t.TempDir(), scope: "serve-" + strings.ToLower(container.NewID()), image: image}
+	e.cfgPath = filepath.Join(e.dir, "config.yml")
+	cfg := fmt.Sprintf(`container:
+  create_queue_max_concurrency: %d
+  create_queue_max_pending: %d
+  stop_grace_period: 1s
+  orphan_grace: %s
+  reconcile_every: %s
+  outbox_sweep_after: 2s
+  refresh_image_status_on_start: true
+auth:
+  tokens:
+    %s: {user: root, admin: true}
+    %s: {user: alice}
+docker:
+  scope: %s
+  hosts:
+    - name: local
+      endpoint: %s
+      network_mode: none
+`, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, adminToken, aliceToken, e.scope, endpoint)
+	if err := os.WriteFile(e.cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(e.cfgPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.engine, err = docker.New(c.Docker, docker.Options{Scope: e.scope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.stop()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		states, _ := e.engine.List(ctx)
+		for _, st := range states {
+			_ = e.engine.Delete(ctx, st.Ref)
+		}
+		e.engine.Close()
+	})
+	return e
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// start runs `berth serve` and waits until it answers /healthz.
+func (e *serveEnv) start() {
+	e.t.Helper()
+	if e.addr == "" {
+		e.addr = freeAddr(e.t)
+	}
+	args := []string{"--config", e.cfgPath, "--addr", e.addr, "--data", filepath.Join(e.dir, "data")}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(args, "\x1f"))
+	e.logs = &syncBuffer{}
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = e.logs
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.proc = cmd
+	e.exited = make(chan struct{})
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "berth serve: API on ") {
+				ready <- sc.Text()
+			}
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(e.exited) }()
+	select {
+	case <-ready:
+	case <-e.exited:
+		e.t.Fatalf("berth serve exited at start: %s", e.logs)
+	case <-time.After(60 * time.Second):
+		e.t.Fatalf("berth serve did not start: %s", e.logs)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + e.addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("berth serve never became healthy: %v %s", err, e.logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// kill ends the server with SIGKILL: nothing gets to clean up.
+func (e *serveEnv) kill() {
+	e.t.Helper()
+	if e.proc == nil {
+		return
+	}
+	_ = e.proc.Process.Kill()
+	<-e.exited
+	e.proc = nil
+}
+
+// stop ends the server with SIGTERM and waits for a clean exit.
+func (e *serveEnv) stop() {
+	if e.proc == nil {
+		return
+	}
+	_ = e.proc.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-e.exited:
+	case <-time.After(60 * time.Second):
+		_ = e.proc.Process.Kill()
+		<-e.exited
+		e.t.Errorf("berth serve did not stop within 60s of SIGTERM")
+	}
+	if code := e.proc.ProcessState.ExitCode(); code != 0 {
+		e.t.Errorf("berth serve exited %d after SIGTERM: %s", code, e.logs)
+	}
+	e.proc = nil
+}
+
+type apiResp struct {
+	status int
+	body   []byte
+	header http.Header
+}
+
+func (e *serveEnv) call(method, path, token string, body any) apiResp {
+	e.t.Helper()
+	var rdr io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rdr = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, "http://"+e.addr+path, rdr)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return apiResp{status: resp.StatusCode, body: b, header: resp.Header}
+}
+
+func (e *serveEnv) must(r apiResp, want int) apiResp {
+	e.t.Helper()
+	if r.status != want {
+		e.t.Fatalf("status %d, want %d: %s", r.status, want, r.body)
+	}
+	return r
+}
+
+func (e *serveEnv) instance(r apiResp) container.Instance {
+	e.t.Helper()
+	var in container.Instance
+	if err := json.Unmarshal(r.body, &in); err != nil {
+		e.t.Fatalf("decoding instance: %v: %s", err, r.body)
+	}
+	return in
+}
+
+func (e *serveEnv) putTemplates() {
+	e.t.Helper()
+	for name, script := range map[string]string{"sleeper": "exec sleep 3600", "ok": "exit 0", "bad": "exit 3"} {
+		e.must(e.call("PUT", "/api/templates/"+name, adminToken, container.Template{Runtime: "docker", Image: e.image,
+			PullPolicy: container.PullNever, Command: []string{"sh", "-c", script}}), http.StatusCreated)
+	}
+}
+
+func (e *serveEnv) create(tpl string) container.Instance {
+	e.t.Helper()
+	return e.instance(e.must(e.call("POST", "/api/containers", aliceToken, map[string]string{"template": tpl}), http.StatusAccepted))
+}
+
+// waitFor waits (through the API's own wait) until the instance has want.
+func (e *serveEnv) waitFor(id string, want fsm.Status, within time.Duration) container.Instance {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r := e.call("GET", "/api/containers/"+id+"/wait?status="+string(want)+"&timeout=20s", aliceToken, nil)
+		if r.status == http.StatusOK {
+			return e.instance(r)
+		}
+		if r.status != http.StatusRequestTimeout || time.Now().After(deadline) {
+			e.t.Fatalf("waiting for %s to be %s: %d %s\nserver log:\n%s", id, want, r.status, r.body, tail(e.logs.String(), 4000))
+		}
+	}
+}
+
+// containers returns the engine's containers of this test's scope.
+func (e *serveEnv) containers() []runtime.State {
+	e.t.Helper()
+	states, err := e.engine.List(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return states
+}
+
+// syncBuffer collects the server's log while tests read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
