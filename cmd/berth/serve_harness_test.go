@@ -61,7 +61,7 @@ type serveEnv struct {
 }
 
 type serveOptions struct {
-	maxConcurrency, maxPending int
+	maxConcurrency, maxPending  int
 	orphanGrace, reconcileEvery time.Duration
 }
 
