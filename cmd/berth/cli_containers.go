@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/berth-io/berth/internal/client"
+)
+
+// cliCommands lists every subcommand, in the order help shows them.
+var cliCommands = append(cliContainerCommands(), cliTemplateCommands()...)
+
+func cliContainerCommands() []cliCommand {
+	return []cliCommand{
+		{group: "containers", name: "create",
+			synopsis: "--template T [--name N] [--env K=V]... [--label K=V]... [--group G] [--wait STATUS] [--timeout 60s]",
+			summary:  "create a container from a template",
+			details: `The API answers at once with the container pending; --wait then waits until it has the
+given status (usually running). A create is sent with an Idempotency-Key (a random one unless
+--idempotency-key is given), so that retrying it after a 429 or 503 never makes a second container.`,
+			run: cliContainersCreate},
+		{group: "containers", name: "get", synopsis: "ID", summary: "show a container", run: cliContainersGet},
+		{group: "containers", name: "list",
+			synopsis: "[--status S]... [--template T] [--group G] [--label K=V]... [--owner O] [--limit N] [--cursor C] [--all-pages]",
+			summary:  "list your containers (an admin's: everyone's), oldest first",
+			details: `Without --all-pages one page is shown; when there are more, the table is followed (on stderr)
+by the cursor of the next page, and -o json shows the API's {items, next_cursor}.`,
+			run: cliContainersList},
+		{group: "containers", name: "start", synopsis: "ID [--if-match VERSION]",
+			summary: "start a stopped container (or restart a running one)", run: cliLifecycle("start")},
+		{group: "containers", name: "stop", synopsis: "ID [--if-match VERSION]",
+			summary: "stop a container (a stopped or failed one is left as it is)", run: cliLifecycle("stop")},
+		{group: "containers", name: "delete", synopsis: "ID [--if-match VERSION]",
+			summary: "delete a container (its events stay readable for 7 days)", run: cliLifecycle("delete")},
+		{group: "containers", name: "events", synopsis: "ID [--limit N] [--cursor C] [--all-pages]",
+			summary: "show a container's history, oldest first", run: cliContainersEvents},
+		{group: "containers", name: "wait", synopsis: "ID [--status running] [--timeout 60s]",
+			summary: "wait until a container has a status",
+			details: `Exits 1 with "timeout" when the timeout passes first, and with the current status when the
+container reached a terminal status (stopped, failed) from which the asked one cannot follow.`,
+			run: cliContainersWait},
+	}
+}
+
+func (app *cliApp) printInstance(in client.Instance) error {
+	if app.jsonOutput() {
+		return cliWriteJSON(app.stdout, in)
+	}
+	return cliPrintInstances(app.stdout, []client.Instance{in}, time.Now())
+}
+
+func cliContainersCreate(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	var req client.CreateRequest
+	env, labels := cliPairs{}, cliPairs{}
+	fs.StringVar(&req.Template, "template", "", "`name` of the template (required)")
+	fs.StringVar(&req.Name, "name", "", "container `name`")
+	fs.Var(env, "env", "environment variable `K=V`, one the template lets users set (repeatable)")
+	fs.Var(labels, "label", "label `K=V` (repeatable)")
+	fs.StringVar(&req.Group, "group", "", "`group` of the container (a DAG run, a session)")
+	waitFor := fs.String("wait", "", "then wait until the container has this `status` (e.g. running)")
+	timeout := fs.Duration("timeout", 60*time.Second, "how long --wait waits")
+	key := fs.String("idempotency-key", "", "`key` that makes a repeated create return the first container (default: a random one)")
+	if _, err := app.parse(fs, args); err != nil {
+		return err
+	}
+	if req.Template == "" {
+		return cliUsagef("--template is required")
+	}
+	if *waitFor != "" && *timeout <= 0 {
+		return cliUsagef("--timeout must be positive")
+	}
+	req.Env, req.Labels = env.orNil(), labels.orNil()
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	in, err := c.CreateContainer(ctx, req, *key)
+	if err != nil {
+		return err
+	}
+	if *waitFor == "" {
+		return app.printInstance(in)
+	}
+	done, err := c.Wait(ctx, in.ID, *waitFor, *timeout)
+	if err != nil {
+		// Show what was made, so that its id is not lost, then why the wait failed.
+		if perr := app.printInstance(in); perr != nil {
+			return perr
+		}
+		return app.waitFailed(ctx, c, in.ID, *waitFor, *timeout, err)
+	}
+	return app.printInstance(done)
+}
+
+// waitFailed reports a failed wait; a timeout names the status the
+// container is still in.
+func (app *cliApp) waitFailed(ctx context.Context, c *client.Client, id, status string, timeout time.Duration, err error) error {
+	if !client.IsTimeout(err) {
+		return err
+	}
+	msg := fmt.Sprintf("berth: timeout: container %s did not become %s within %s", cliClean(id), cliClean(status), timeout)
+	if in, gerr := c.GetContainer(ctx, id); gerr == nil {
+		msg += fmt.Sprintf("; it is %s", cliClean(string(in.Status)))
+	}
+	fmt.Fprintln(app.stderr, msg)
+	return &cliReported{code: cliExitError}
+}
+
+func cliContainersGet(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	pos, err := app.parse(fs, args, "ID")
+	if err != nil {
+		return err
+	}
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	in, err := c.GetContainer(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return app.printInstance(in)
+}
+
+func cliContainersList(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	var (
+		opts   client.ListOptions
+		status cliStrings
+		labels = cliPairs{}
+	)
+	fs.Var(&status, "status", "only containers with this `status` (repeatable, or comma-separated)")
+	fs.StringVar(&opts.Template, "template", "", "only containers of this `template`")
+	fs.StringVar(&opts.Group, "group", "", "only containers of this `group`")
+	fs.Var(labels, "label", "only containers with label `K=V` (repeatable: all must match)")
+	fs.StringVar(&opts.Owner, "owner", "", "only the containers of this `user` (admins only)")
+	fs.IntVar(&opts.Limit, "limit", 0, "page size `N`, 1-100 (default: the server's, 50)")
+	fs.StringVar(&opts.Cursor, "cursor", "", "continue from this `cursor` (a previous page's next_cursor)")
+	allPages := fs.Bool("all-pages", false, "follow the cursors to the last page")
+	if _, err := app.parse(fs, args); err != nil {
+		return err
+	}
+	opts.Status, opts.Labels = status, labels.orNil()
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	var page client.Page[client.Instance]
+	if *allPages {
+		page.Items, err = c.ListAllContainers(ctx, opts)
+	} else {
+		page, err = c.ListContainers(ctx, opts)
+	}
+	if err != nil {
+		return err
+	}
+	if page.Items == nil {
+		page.Items = []client.Instance{}
+	}
+	if app.jsonOutput() {
+		return cliWriteJSON(app.stdout, page)
+	}
+	if err := cliPrintInstances(app.stdout, page.Items, time.Now()); err != nil {
+		return err
+	}
+	if page.NextCursor != "" {
+		fmt.Fprintf(app.stderr, "More containers: run again with --cursor %s (or with --all-pages).\n", page.NextCursor)
+	}
+	return nil
+}
+
+func cliLifecycle(op string) func(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	return func(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+		ifMatch := fs.String("if-match", "", "act only if the container is at this `version` (its ETag); else 412")
+		pos, err := app.parse(fs, args, "ID")
+		if err != nil {
+			return err
+		}
+		c, err := app.client()
+		if err != nil {
+			return err
+		}
+		var in client.Instance
+		switch op {
+		case "start":
+			in, err = c.StartContainer(ctx, pos[0], *ifMatch)
+		case "stop":
+			in, err = c.StopContainer(ctx, pos[0], *ifMatch)
+		case "delete":
+			in, err = c.DeleteContainer(ctx, pos[0], *ifMatch)
+		default:
+			err = errors.New("unknown operation " + op)
+		}
+		if err != nil {
+			return err
+		}
+		return app.printInstance(in)
+	}
+}
+
+func cliContainersEvents(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	limit := fs.Int("limit", 0, "page size `N`, 1-100 (default: the server's, 50)")
+	cursor := fs.String("cursor", "", "continue from this `cursor` (a previous page's next_cursor)")
+	allPages := fs.Bool("all-pages", false, "follow the cursors to the last page")
+	pos, err := app.parse(fs, args, "ID")
+	if err != nil {
+		return err
+	}
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	page := client.Page[client.Event]{Items: []client.Event{}}
+	seen := map[string]bool{}
+	for {
+		p, err := c.Events(ctx, pos[0], *cursor, *limit)
+		if err != nil {
+			return err
+		}
+		page.Items, page.NextCursor = append(page.Items, p.Items...), p.NextCursor
+		if !*allPages || p.NextCursor == "" || seen[p.NextCursor] {
+			break
+		}
+		seen[p.NextCursor] = true
+		*cursor = p.NextCursor
+	}
+	if *allPages {
+		page.NextCursor = ""
+	}
+	if app.jsonOutput() {
+		return cliWriteJSON(app.stdout, page)
+	}
+	if err := cliPrintEvents(app.stdout, page.Items); err != nil {
+		return err
+	}
+	if page.NextCursor != "" {
+		fmt.Fprintf(app.stderr, "More events: run again with --cursor %s (or with --all-pages).\n", page.NextCursor)
+	}
+	return nil
+}
+
+func cliContainersWait(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	status := fs.String("status", "running", "the `status` to wait for")
+	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait (the server waits at most 25s per request; longer waits take several)")
+	pos, err := app.parse(fs, args, "ID")
+	if err != nil {
+		return err
+	}
+	if *timeout <= 0 {
+		return cliUsagef("--timeout must be positive")
+	}
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	in, err := c.Wait(ctx, pos[0], *status, *timeout)
+	if err != nil {
+		return app.waitFailed(ctx, c, pos[0], *status, *timeout, err)
+	}
+	return app.printInstance(in)
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/berth-io/berth/internal/client"
+)
+
+// cliStrings is a repeatable string flag; a value may also list several,
+// comma-separated (--status running,stopped).
+type cliStrings []string
+
+func (s *cliStrings) String() string { return strings.Join(*s, ",") }
+func (s *cliStrings) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*s = append(*s, part)
+		}
+	}
+	return nil
+}
+
+// cliPairs is a repeatable K=V flag; the value may itself hold '='.
+type cliPairs map[string]string
+
+func (p cliPairs) String() string { return "" }
+func (p cliPairs) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	p[k] = val
+	return nil
+}
+
+func (p cliPairs) orNil() map[string]string {
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}
+
+// writeJSON prints v as indented JSON.
+func cliWriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func cliTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 8, 3, ' ', 0) }
+
+// cliCell makes a table cell: never empty (tabwriter would shift the
+// columns), never a control character.
+func cliCell(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return cliClean(s)
+}
+
+func cliPrintInstances(w io.Writer, items []client.Instance, now time.Time) error {
+	tw := cliTable(w)
+	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tTEMPLATE\tNODE\tAGE")
+	for _, in := range items {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cliCell(in.ID), cliCell(in.Name), cliCell(string(in.Status)),
+			cliCell(in.Template), cliCell(in.RuntimeNodeName), cliAge(now.Sub(in.CreatedAt)))
+	}
+	return tw.Flush()
+}
+
+func cliPrintEvents(w io.Writer, items []client.Event) error {
+	tw := cliTable(w)
+	fmt.Fprintln(tw, "SEQ\tTYPE\tFROM\tTO\tAT\tMESSAGE")
+	for _, e := range items {
+		msg := e.Message
+		if e.ExitCode != nil {
+			msg = strings.TrimSpace(msg + " (exit code " + strconv.Itoa(*e.ExitCode) + ")")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, cliCell(e.Type), cliCell(string(e.From)), cliCell(string(e.To)),
+			e.At.UTC().Format(time.RFC3339), cliCell(msg))
+	}
+	return tw.Flush()
+}
+
+func cliPrintTemplates(w io.Writer, items []client.Template) error {
+	tw := cliTable(w)
+	fmt.Fprintln(tw, "NAME\tRUNTIME\tIMAGE\tVERSION\tUPDATED\tDESCRIPTION")
+	for _, t := range items {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", cliCell(t.Name), cliCell(t.Runtime), cliCell(t.Image), t.Version,
+			cliCell(t.UpdatedAt), cliCell(t.Description))
+	}
+	return tw.Flush()
+}
+
+// cliAge writes a duration the way `kubectl get` does: 45s, 12m, 5h, 3d.
+func cliAge(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	default:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	}
+}

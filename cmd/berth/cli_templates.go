@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/berth-io/berth/internal/client"
+)
+
+func cliTemplateCommands() []cliCommand {
+	return []cliCommand{
+		{group: "templates", name: "put", synopsis: "[NAME] -f FILE|-",
+			summary: "create or replace a template (admins only)",
+			details: `FILE holds the template as JSON or YAML (by its extension, .json, .yaml or .yml; otherwise
+JSON if it starts with '{'); "-" reads standard input. NAME defaults to the file's "name".
+The server validates it (image set, runtime known, volumes inside the allowed roots). In YAML,
+quote values the API wants as strings: cpu: "0.5".`,
+			run: cliTemplatesPut},
+		{group: "templates", name: "get", synopsis: "NAME", summary: "show a template (-o json: the whole of it)", run: cliTemplatesGet},
+		{group: "templates", name: "list", synopsis: "", summary: "list the templates", run: cliTemplatesList},
+		{group: "templates", name: "delete", synopsis: "NAME",
+			summary: "delete a template (admins only; containers made from it keep their spec)", run: cliTemplatesDelete},
+	}
+}
+
+// cliMaxTemplateFile bounds what is read of a template file (the API takes
+// at most 64 KiB).
+const cliMaxTemplateFile = 1 << 20
+
+func cliTemplatesPut(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	file := fs.String("f", "", "template `file`, JSON or YAML; - for standard input (required)")
+	fs.StringVar(file, "file", "", "same as -f")
+	pos, err := app.parse(fs, args, "[NAME]")
+	if err != nil {
+		return err
+	}
+	if *file == "" {
+		return cliUsagef("-f FILE is required")
+	}
+	body, err := app.readTemplate(*file)
+	if err != nil {
+		return err
+	}
+	var name string
+	if len(pos) == 1 {
+		name = pos[0]
+	} else {
+		var doc struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(body, &doc)
+		if doc.Name == "" {
+			return cliUsagef("missing NAME, and the file has no \"name\"")
+		}
+		name = doc.Name
+	}
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	t, created, err := c.PutTemplate(ctx, name, body)
+	if err != nil {
+		return err
+	}
+	if app.jsonOutput() {
+		return cliWriteJSON(app.stdout, t)
+	}
+	verb := "updated"
+	if created {
+		verb = "created"
+	}
+	fmt.Fprintf(app.stdout, "template %s %s (version %d)\n", strconv.Quote(cliClean(t.Name)), verb, t.Version)
+	return nil
+}
+
+// readTemplate reads a template file (or stdin) and returns it as JSON.
+// JSON is passed through untouched, so that the server alone judges its
+// fields; YAML is converted.
+func (app *cliApp) readTemplate(path string) (json.RawMessage, error) {
+	var (
+		data []byte
+		err  error
+	)
+	if path == "-" {
+		data, err = io.ReadAll(io.LimitReader(app.stdin, cliMaxTemplateFile+1))
+	} else {
+		var f *os.File
+		if f, err = os.Open(path); err == nil {
+			data, err = io.ReadAll(io.LimitReader(f, cliMaxTemplateFile+1))
+			_ = f.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the template: %w", err)
+	}
+	if len(data) > cliMaxTemplateFile {
+		return nil, fmt.Errorf("reading the template: %s is larger than %d bytes", path, cliMaxTemplateFile)
+	}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, fmt.Errorf("the template file %s is empty", path)
+	}
+	isJSON := trimmed[0] == '{'
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		isJSON = true
+	case ".yaml", ".yml":
+		isJSON = false
+	}
+	if isJSON {
+		var v map[string]any
+		if err := json.Unmarshal(trimmed, &v); err != nil {
+			return nil, fmt.Errorf("the template file %s is not a JSON object: %w", path, err)
+		}
+		return json.RawMessage(trimmed), nil
+	}
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("the template file %s is not valid YAML: %w", path, err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, fmt.Errorf("the template file %s must hold a mapping (an object) of string keys", path)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		var ute *json.UnsupportedTypeError
+		if errors.As(err, &ute) {
+			return nil, fmt.Errorf("the template file %s has a mapping whose keys are not all strings", path)
+		}
+		return nil, fmt.Errorf("converting the template file %s to JSON: %w", path, err)
+	}
+	return out, nil
+}
+
+func cliTemplatesGet(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	pos, err := app.parse(fs, args, "NAME")
+	if err != nil {
+		return err
+	}
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	t, err := c.GetTemplate(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if app.jsonOutput() {
+		return cliWriteJSON(app.stdout, t)
+	}
+	return cliPrintTemplates(app.stdout, []client.Template{t})
+}
+
+func cliTemplatesList(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	if _, err := app.parse(fs, args); err != nil {
+		return err
+	}
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	ts, err := c.ListTemplates(ctx)
+	if err != nil {
+		return err
+	}
+	if ts == nil {
+		ts = []client.Template{}
+	}
+	if app.jsonOutput() {
+		return cliWriteJSON(app.stdout, client.Page[client.Template]{Items: ts})
+	}
+	return cliPrintTemplates(app.stdout, ts)
+}
+
+func cliTemplatesDelete(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	pos, err := app.parse(fs, args, "NAME")
+	if err != nil {
+		return err
+	}
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	if err := c.DeleteTemplate(ctx, pos[0]); err != nil {
+		return err
+	}
+	if !app.jsonOutput() {
+		fmt.Fprintf(app.stdout, "template %s deleted\n", strconv.Quote(cliClean(pos[0])))
+	}
+	return nil
+}
