@@ -4,7 +4,7 @@
 #   make test    all Go tests, with DynamoDB Local, the SQS emulator and Docker started around them
 #   make bench   all benchmarks, same services (BENCH=regexp BENCHTIME=1s|100x PKGS=./internal/...)
 #   make lint    gofmt + go vet
-#   make run     the local server (not there yet)
+#   make run     berth serve on this machine: API on http://127.0.0.1:8080 (ARGS="--addr 127.0.0.1:9090")
 #   make clean   remove build and coverage output
 #
 # Services: scripts/test-services.sh starts what the tests need unless AWS_ENDPOINT_URL_DYNAMODB,
@@ -65,8 +65,7 @@ lint:
 	$(GO) vet $(PKGS)
 
 run:
-	@echo "make run: the local server (\`berth serve\`) arrives with issue 6; nothing to run yet." >&2
-	@exit 1
+	bash scripts/run-local.sh $(ARGS)
 
 clean:
-	rm -rf dist/ coverage.out coverage.html cover.out *.coverprofile
+	rm -rf dist/ bin/ coverage.out coverage.html cover.out *.coverprofile

@@ -6,7 +6,10 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/berth-io/berth/internal/identity"
@@ -88,13 +91,8 @@ func New(o Options) http.Handler {
 type apiFunc func(w http.ResponseWriter, r *http.Request, c identity.Caller) error
 
 func (h *handler) route(pattern string, methods map[string]apiFunc) {
-	allow := ""
-	for m := range methods {
-		if allow != "" {
-			allow += ", "
-		}
-		allow += m
-	}
+	names := slices.Sorted(maps.Keys(methods))
+	allow := strings.Join(names, ", ")
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		fn, ok := methods[r.Method]
 		if !ok {

@@ -15,6 +15,10 @@ import (
 // Get returns an instance the caller may see; another user's is ErrNotFound,
 // so ids cannot be probed.
 func (m *Manager) Get(ctx context.Context, c identity.Caller, id string) (container.Instance, error) {
+	if !instanceID.MatchString(id) {
+		// Not an id berth makes: nothing to look up (and no store limit to hit).
+		return container.Instance{}, fmt.Errorf("container %.64q: %w", id, ErrNotFound)
+	}
 	inst, err := m.store.GetInstance(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !c.CanSee(inst.Owner)) {
 		return container.Instance{}, fmt.Errorf("container %s: %w", id, ErrNotFound)
@@ -49,6 +53,9 @@ func (m *Manager) List(ctx context.Context, c identity.Caller, q store.ListQuery
 // Events returns an instance's history, also for EventRetention after its
 // deletion, to its owner (the first event's actor) and to admins.
 func (m *Manager) Events(ctx context.Context, c identity.Caller, id, cursor string, limit int) (store.Page[container.Event], error) {
+	if !instanceID.MatchString(id) {
+		return store.Page[container.Event]{}, fmt.Errorf("container %.64q: %w", id, ErrNotFound)
+	}
 	if !c.Admin {
 		inst, err := m.store.GetInstance(ctx, id)
 		switch {

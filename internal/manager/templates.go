@@ -45,6 +45,9 @@ func (m *Manager) PutTemplate(ctx context.Context, c identity.Caller, t containe
 
 // GetTemplate returns a template; every user may read templates.
 func (m *Manager) GetTemplate(ctx context.Context, name string) (container.Template, error) {
+	if !dnsLabel.MatchString(name) {
+		return container.Template{}, fmt.Errorf("template %.64q: %w", name, ErrNotFound)
+	}
 	t, err := m.store.GetTemplate(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return t, fmt.Errorf("template %q: %w", name, ErrNotFound)
@@ -62,6 +65,9 @@ func (m *Manager) ListTemplates(ctx context.Context) ([]container.Template, erro
 func (m *Manager) DeleteTemplate(ctx context.Context, c identity.Caller, name string) error {
 	if !c.Admin {
 		return fmt.Errorf("deleting templates is for admins: %w", ErrForbidden)
+	}
+	if !dnsLabel.MatchString(name) {
+		return fmt.Errorf("template %.64q: %w", name, ErrNotFound)
 	}
 	err := m.store.DeleteTemplate(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {

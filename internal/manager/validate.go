@@ -11,11 +11,13 @@ import (
 // Names are DNS labels: they become Docker container names and Kubernetes
 // object names, so both runtimes accept them as they are.
 var (
-	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	labelKey     = regexp.MustCompile(`^([a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`)
-	labelValue   = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?)?$`)
-	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	imageRef     = regexp.MustCompile(`^[^\s]+$`)
+	dnsLabel   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	labelKey   = regexp.MustCompile(`^([a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`)
+	labelValue = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?)?$`)
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	imageRef   = regexp.MustCompile(`^[^\s]+$`)
+	// instanceID is a ULID: what container.NewID makes.
+	instanceID   = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{26}$`)
 	maxLabels    = 32
 	maxEnv       = 128
 	maxEnvValue  = 32 << 10
