@@ -40,7 +40,9 @@
 // own report (started, then exited) normally comes first. Exit code, OOM
 // kill and times come from one Inspect of the differing container only.
 // Absence is never taken from a partial listing (a node that did not answer
-// makes the whole runtime's listing partial: Report.ListPartial).
+// makes the whole runtime's listing partial: Report.ListPartial). An
+// instance of a runtime kind the reconciler was not given is not synced
+// (Report.Skipped); the stuck policy still applies to it.
 //
 // # Stuck transient statuses: the policy
 //

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,4 +212,38 @@ func TestPassIsBounded(t *testing.T) {
 			t.Error("a pass whose caller cancelled it reported no error")
 		}
 	})
+}
+
+// Loop (the local server's ticker) runs a pass at once and then every
+// interval, until its context ends.
+func TestLoopRunsPassesUntilCancelled(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, r *rig) {
+		sw := &countingSweeper{}
+		rc := r.reconciler(func(o *reconcile.Options) { o.Sweeper = sw })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); rc.Loop(ctx, 20*time.Millisecond) }()
+		deadline := time.After(30 * time.Second)
+		for sw.calls.Load() < 3 {
+			select {
+			case <-deadline:
+				t.Fatalf("only %d passes in 30 s", sw.calls.Load())
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("Loop did not return after its context ended")
+		}
+	})
+}
+
+type countingSweeper struct{ calls atomic.Int32 }
+
+func (s *countingSweeper) Sweep(context.Context, time.Duration) (int, error) {
+	s.calls.Add(1)
+	return 0, nil
 }

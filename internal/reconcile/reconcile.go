@@ -53,7 +53,8 @@ type Options struct {
 	// Manager applies observations (OnEvent); its store is the reconciler's.
 	Manager *manager.Manager
 	// Runtimes are listed once each per pass. Instances of a runtime kind
-	// not given here are skipped (Report.Skipped).
+	// not given here are not synced (Report.Skipped); the stuck policy
+	// still applies to them.
 	Runtimes []runtime.Runtime
 	// Scope is the runtimes' scope label (docker.Options.Scope): only
 	// containers whose berth.scope label equals it (none when empty) are
@@ -158,7 +159,8 @@ type Report struct {
 	// between the listing and the write. Gone: deleted meanwhile.
 	Conflicts int `json:"conflicts"`
 	Gone      int `json:"gone"`
-	// Skipped: instances whose runtime kind is not configured here.
+	// Skipped: instances whose runtime kind is not configured here: not
+	// compared with a runtime (the stuck policy still applies to them).
 	Skipped      int      `json:"skipped"`
 	Errors       int      `json:"errors"`
 	ErrorSamples []string `json:"error_samples,omitempty"`

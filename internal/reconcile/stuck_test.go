@@ -14,6 +14,7 @@ import (
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -132,4 +133,34 @@ func newWorker(t *testing.T, r *rig) *worker.Worker {
 	}
 	return worker.New(worker.Options{Manager: r.m, Runtimes: res, StopGrace: time.Second, StablePoll: 20 * time.Millisecond,
 		CreateStartTimeout: 30 * time.Second, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+}
+
+// An instance of a runtime kind this reconciler has no runtime for is not
+// compared with any runtime, but the stuck policy still applies to it.
+func TestStuckPolicyWithoutItsRuntime(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, r *rig) {
+		now := time.Now().UTC()
+		id := container.NewID()
+		inst, err := r.store.CreateInstance(context.Background(), store.CreateParams{
+			Instance: container.Instance{ID: id, Owner: "alice", Template: "pod", Runtime: container.RuntimeKubernetes,
+				Status: fsm.Pending, Version: 1, CreatedAt: now, UpdatedAt: now,
+				Spec: container.Spec{Runtime: container.RuntimeKubernetes, Image: "img"}},
+			Outbox: container.OutboxItem{ID: container.NewID(), InstanceID: id, Op: container.OpCreate, InstanceVersion: 1,
+				State: container.OutboxPending, CreatedAt: now, UpdatedAt: now},
+			Event: container.Event{InstanceID: id, Type: container.EventCreateRequested, To: fsm.Pending, At: now, Actor: "alice"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.dispatchAll(inst.ID)
+		r.advance(24 * time.Hour)
+		rep := r.run(r.reconciler())
+		if rep.Skipped != 1 || rep.Requeued != 1 {
+			t.Fatalf("report %+v: want 1 skipped (no kubernetes runtime) and 1 requeued", rep)
+		}
+		if items := r.undispatched(inst.ID); len(items) != 1 || items[0].Op != container.OpCreate {
+			t.Errorf("re-enqueued items %+v", items)
+		}
+	})
 }

@@ -158,7 +158,10 @@ func (r *Reconciler) instance(ctx context.Context, log *slog.Logger, inst contai
 	age := now.Sub(inst.UpdatedAt)
 	l, ok := lists[kindOf(inst)]
 	if !ok {
+		// No runtime of its kind here: nothing to compare with, but the
+		// stuck policy needs no runtime.
 		rep.Skipped++
+		r.stuck(ctx, log, inst, now, age, undispatched, undispatchedOK, rep)
 		return
 	}
 	st := containerOf(inst, l)
