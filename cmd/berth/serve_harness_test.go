@@ -48,7 +48,7 @@ const (
 
 // serveEnv is one test's berth: its config, data dir, scope and engine.
 type serveEnv struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	cfgPath string
 	scope   string
@@ -65,7 +65,7 @@ type serveOptions struct {
 	orphanGrace, reconcileEvery time.Duration
 }
 
-func newServeEnv(t *testing.T, o serveOptions) *serveEnv {
+func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
 	t.Helper()
 	endpoint := testenv.DockerHost(t)
 	image := testenv.TestImage(t)
@@ -126,7 +126,7 @@ docker:
 	return e
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

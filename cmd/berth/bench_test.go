@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	berth "github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+)
+
+// BenchmarkCreateToRunning compares, in one run on one engine, berth's
+// create → running (POST, then the API's wait) with a bare `docker run -d`
+// of the same image (the Engine API's create + start, which is what the
+// docker CLI sends). It reports both medians and their ratio (goal ≤ 1.2).
+func BenchmarkCreateToRunning(b *testing.B) {
+	e := newServeEnv(b, serveOptions{})
+	e.start()
+	e.must(e.call("PUT", "/api/templates/sleeper", adminToken, berth.Template{Runtime: "docker", Image: e.image,
+		PullPolicy: berth.PullNever, Command: []string{"sleep", "3600"}}), http.StatusCreated)
+	cli := e.engine.Client("local")
+	ctx := context.Background()
+	var bare []string
+	b.Cleanup(func() {
+		for _, id := range bare {
+			_, _ = cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+		}
+	})
+	var berthTimes, bareTimes []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		in := e.create("sleeper")
+		e.waitFor(in.ID, fsm.Running, time.Minute)
+		berthTimes = append(berthTimes, time.Since(start))
+
+		start = time.Now()
+		created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+			Config:     &container.Config{Image: e.image, Cmd: []string{"sleep", "3600"}},
+			HostConfig: &container.HostConfig{NetworkMode: "none"},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		bareTimes = append(bareTimes, time.Since(start))
+		bare = append(bare, created.ID)
+	}
+	b.StopTimer()
+	mb, md := median(berthTimes), median(bareTimes)
+	b.ReportMetric(float64(mb.Milliseconds()), "berth-ms")
+	b.ReportMetric(float64(md.Milliseconds()), "docker-run-ms")
+	b.ReportMetric(float64(mb)/float64(md), "berth/docker-run")
+}
+
+// BenchmarkBurst fires N creates at once with max concurrency 3 and
+// compares the time until all run with the ideal: N / 3 × one create (the
+// median single create → running, measured first in the same run).
+func BenchmarkBurst(b *testing.B) {
+	const n, concurrency = 30, 3
+	e := newServeEnv(b, serveOptions{maxConcurrency: concurrency, maxPending: n})
+	e.start()
+	e.must(e.call("PUT", "/api/templates/sleeper", adminToken, berth.Template{Runtime: "docker", Image: e.image,
+		PullPolicy: berth.PullNever, Command: []string{"sleep", "3600"}}), http.StatusCreated)
+	var singles []time.Duration
+	for i := 0; i < 5; i++ {
+		start := time.Now()
+		e.waitFor(e.create("sleeper").ID, fsm.Running, time.Minute)
+		singles = append(singles, time.Since(start))
+	}
+	one := median(singles)
+	var totals []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for j := range ids {
+			wg.Add(1)
+			go func() { defer wg.Done(); ids[j] = e.create("sleeper").ID }()
+		}
+		wg.Wait()
+		for _, id := range ids {
+			e.waitFor(id, fsm.Running, 5*time.Minute)
+		}
+		totals = append(totals, time.Since(start))
+		b.StopTimer()
+		for _, id := range ids {
+			e.must(e.call("DELETE", "/api/containers/"+id, aliceToken, nil), http.StatusAccepted)
+		}
+		for _, id := range ids {
+			for e.call("GET", "/api/containers/"+id, aliceToken, nil).status != http.StatusNotFound {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	ideal := time.Duration(float64(one) * n / concurrency)
+	total := median(totals)
+	b.ReportMetric(float64(total.Milliseconds()), "burst-ms")
+	b.ReportMetric(float64(ideal.Milliseconds()), "ideal-ms")
+	b.ReportMetric(float64(total)/float64(ideal), "burst/ideal")
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
