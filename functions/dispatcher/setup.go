@@ -2,18 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
-	"slices"
-	"strings"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
@@ -28,35 +24,13 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, err
 	}
-	if unknown := config.UnknownEnv(environ); len(unknown) > 0 {
-		logger.Warn("ignoring unknown BERTH_ environment variables (misspelt?)", "variables", unknown)
-	}
-	var opts []func(*awsconfig.LoadOptions) error
-	if cfg.Store.Region != "" {
-		opts = append(opts, awsconfig.WithRegion(cfg.Store.Region))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	lambdaenv.WarnUnknownEnv(logger, environ)
+	awsCfg, err := lambdaenv.AWSConfig(ctx, cfg.Store.Region)
 	if err != nil {
-		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
+		return nil, err
 	}
-	if awsCfg.Region == "" {
-		return nil, errors.New("no AWS region: set AWS_REGION or BERTH_STORE_REGION")
-	}
-	// An endpoint override is DynamoDB Local (tests, `sam local`), which
-	// sends no CRC32 header on error replies.
-	local := slices.ContainsFunc([]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL"}, func(k string) bool {
-		v, ok := env(k)
-		return ok && v != ""
-	})
-	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-		if local {
-			o.DisableValidateResponseChecksum = true
-		}
-		o.RetryMaxAttempts = 3
-	})
-	sqsClient := sqs.NewFromConfig(awsCfg)
 	fn, _ := env("AWS_LAMBDA_FUNCTION_NAME")
-	h := newHandler(cfg, ddb, sqsClient, metrics.New(os.Stdout, map[string]string{"Function": fn}), logger)
+	h := newHandler(cfg, lambdaenv.DynamoDB(awsCfg, env), sqs.NewFromConfig(awsCfg), metrics.New(os.Stdout, map[string]string{"Function": fn}), logger)
 	logger.Info("dispatcher function ready", "outbox_table", h.OutboxTable, "region", awsCfg.Region,
 		"create_queue_url", cfg.Queue.CreateQueueURL, "lifecycle_queue_url", cfg.Queue.LifecycleQueueURL)
 	return h, nil
@@ -79,38 +53,8 @@ func newHandler(cfg *config.Config, ddb *dynamodb.Client, sqsClient sqsqueue.API
 	}
 }
 
-// loadConfig is config.Load on the environment, with the store backend
-// fixed to dynamodb and the queue backend to sqs (the only ones a Lambda
-// function can use), so that the table prefix and both queue URLs are
-// validated.
+// loadConfig is the dispatcher's configuration: the DynamoDB store and the
+// two SQS queues.
 func loadConfig(env func(string) (string, bool)) (*config.Config, error) {
-	fixed := map[string]string{
-		"BERTH_STORE_BACKEND": string(config.StoreDynamoDB),
-		"BERTH_QUEUE_BACKEND": string(config.QueueSQS),
-	}
-	for k, want := range fixed {
-		if v, ok := env(k); ok && strings.TrimSpace(v) != want {
-			return nil, fmt.Errorf("config: %s=%q: the dispatcher function runs only with %q", k, v, want)
-		}
-	}
-	return config.Load("", func(k string) (string, bool) {
-		if v, ok := fixed[k]; ok {
-			return v, true
-		}
-		return env(k)
-	})
-}
-
-// logLevel maps Lambda's advanced logging control (AWS_LAMBDA_LOG_LEVEL)
-// to slog; INFO when unset.
-func logLevel(s string) slog.Level {
-	switch strings.ToUpper(strings.TrimSpace(s)) {
-	case "TRACE", "DEBUG":
-		return slog.LevelDebug
-	case "WARN":
-		return slog.LevelWarn
-	case "ERROR", "FATAL":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
+	return lambdaenv.LoadConfig("dispatcher", env, true)
 }

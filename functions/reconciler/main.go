@@ -17,10 +17,12 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/berth-io/berth/internal/lambdaenv"
 )
 
 func main() {
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: logLevel(os.Getenv("AWS_LAMBDA_LOG_LEVEL"))}))
+	logger := lambdaenv.Logger()
 	slog.SetDefault(logger)
 	fn, err := setup(context.Background(), os.LookupEnv, os.Environ(), logger)
 	if err != nil {

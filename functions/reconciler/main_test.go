@@ -204,11 +204,11 @@ func TestLoadConfigFixesTheStore(t *testing.T) {
 	env := func(m map[string]string) func(string) (string, bool) {
 		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 	}
-	cfg, err := loadConfig("", env(map[string]string{"BERTH_STORE_TABLE_PREFIX": "prod-"}))
+	cfg, err := loadConfig(env(map[string]string{"BERTH_STORE_TABLE_PREFIX": "prod-"}))
 	if err != nil || cfg.Store.Backend != config.StoreDynamoDB || cfg.Store.TablePrefix != "prod-" {
 		t.Errorf("loadConfig = %+v, %v", cfg, err)
 	}
-	if _, err := loadConfig("", env(map[string]string{"BERTH_STORE_BACKEND": "bolt"})); err == nil {
+	if _, err := loadConfig(env(map[string]string{"BERTH_STORE_BACKEND": "bolt"})); err == nil {
 		t.Error("a bolt store was accepted")
 	}
 }

@@ -2,20 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/outbox"
@@ -27,9 +23,6 @@ import (
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 )
-
-// configFileVar names the optional config.yml (docker.hosts is YAML-only).
-const configFileVar = "BERTH_CONFIG_FILE"
 
 // deadlineMargin is kept free before the invocation's deadline so that a
 // pass cut short still returns its Report (Truncated) instead of being
@@ -47,41 +40,20 @@ type function struct {
 // setup loads the configuration from env and builds the reconciler on
 // DynamoDB, the Docker hosts and (when configured) the SQS queues.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*function, error) {
-	path, _ := env(configFileVar)
-	cfg, err := loadConfig(path, env)
+	cfg, err := loadConfig(env)
 	if err != nil {
 		return nil, err
 	}
-	if unknown := config.UnknownEnv(environ, configFileVar); len(unknown) > 0 {
-		logger.Warn("ignoring unknown BERTH_ environment variables (misspelt?)", "variables", unknown)
-	}
-	var opts []func(*awsconfig.LoadOptions) error
-	if cfg.Store.Region != "" {
-		opts = append(opts, awsconfig.WithRegion(cfg.Store.Region))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	lambdaenv.WarnUnknownEnv(logger, environ)
+	awsCfg, err := lambdaenv.AWSConfig(ctx, cfg.Store.Region)
 	if err != nil {
-		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
+		return nil, err
 	}
-	if awsCfg.Region == "" {
-		return nil, errors.New("no AWS region: set AWS_REGION or BERTH_STORE_REGION")
-	}
-	// An endpoint override is DynamoDB Local (tests, `sam local`), which
-	// sends no CRC32 header on error replies.
-	local := slices.ContainsFunc([]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL"}, func(k string) bool {
-		v, ok := env(k)
-		return ok && v != ""
-	})
-	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-		if local {
-			o.DisableValidateResponseChecksum = true
-		}
-		o.RetryMaxAttempts = 3
-	})
+	ddb := lambdaenv.DynamoDB(awsCfg, env)
 	st := dynamostore.New(ddb, dynamostore.Options{TablePrefix: cfg.Store.TablePrefix})
-	rt, err := docker.New(cfg.Docker, docker.Options{Logger: logger})
+	rt, err := docker.New(cfg.Docker, docker.Options{Scope: cfg.Docker.Scope, Logger: logger})
 	if err != nil {
-		return nil, fmt.Errorf("%w (docker.hosts comes from the file named by %s)", err, configFileVar)
+		return nil, fmt.Errorf("%w (docker.hosts comes from the file named by %s)", err, lambdaenv.ConfigFileVar)
 	}
 	name, _ := env("AWS_LAMBDA_FUNCTION_NAME")
 	emf := metrics.New(os.Stdout, map[string]string{"Function": name})
@@ -91,7 +63,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	} else {
 		logger.Warn("no queue URLs configured: the outbox sweep is skipped (set BERTH_QUEUE_CREATE_QUEUE_URL and BERTH_QUEUE_LIFECYCLE_QUEUE_URL)")
 	}
-	fn, err := newFunction(cfg, st, []runtime.Runtime{rt}, "", sw, emf, logger)
+	fn, err := newFunction(cfg, st, []runtime.Runtime{rt}, cfg.Docker.Scope, sw, emf, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -146,32 +118,8 @@ func (f *function) handle(ctx context.Context, ev events.EventBridgeEvent) (reco
 	return f.rc.Run(ctx)
 }
 
-// loadConfig is config.Load of the optional file and the environment, with
-// the store backend fixed to dynamodb (the only store a Lambda function can
-// use) so that store.table_prefix is validated as a table prefix.
-func loadConfig(path string, env func(string) (string, bool)) (*config.Config, error) {
-	const backendVar = "BERTH_STORE_BACKEND"
-	if b, ok := env(backendVar); ok && config.StoreBackend(strings.TrimSpace(b)) != config.StoreDynamoDB {
-		return nil, fmt.Errorf("config: %s=%q: the reconciler function runs only on the %q store", backendVar, b, config.StoreDynamoDB)
-	}
-	return config.Load(path, func(k string) (string, bool) {
-		if k == backendVar {
-			return string(config.StoreDynamoDB), true
-		}
-		return env(k)
-	})
-}
-
-// logLevel maps Lambda's advanced logging control (AWS_LAMBDA_LOG_LEVEL)
-// to slog; INFO when unset.
-func logLevel(s string) slog.Level {
-	switch strings.ToUpper(strings.TrimSpace(s)) {
-	case "TRACE", "DEBUG":
-		return slog.LevelDebug
-	case "WARN":
-		return slog.LevelWarn
-	case "ERROR", "FATAL":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
+// loadConfig is the reconciler's configuration: the DynamoDB store, queues
+// only for the sweep (optional), docker.hosts from the file.
+func loadConfig(env func(string) (string, bool)) (*config.Config, error) {
+	return lambdaenv.LoadConfig("reconciler", env, false)
 }

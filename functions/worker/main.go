@@ -16,12 +16,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/berth-io/berth/internal/lambdaenv"
 )
 
 func main() {
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	logger := lambdaenv.Logger()
 	slog.SetDefault(logger)
-	fn, err := setup(context.Background(), os.LookupEnv, logger)
+	fn, err := setup(context.Background(), os.LookupEnv, os.Environ(), logger)
 	if err != nil {
 		logger.Error("worker function cannot start", "error", err)
 		os.Exit(1)

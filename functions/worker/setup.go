@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
@@ -33,29 +31,20 @@ type function struct {
 	log    *slog.Logger
 }
 
-func setup(ctx context.Context, env func(string) (string, bool), logger *slog.Logger) (*function, error) {
-	path, _ := env("BERTH_CONFIG_FILE")
-	cfg, err := config.Load(path, env)
+func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*function, error) {
+	cfg, err := lambdaenv.LoadConfig("worker", env, true)
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.Queue.CreateQueueURL) == 0 || len(cfg.Queue.LifecycleQueueURL) == 0 {
-		return nil, errors.New("BERTH_QUEUE_CREATE_QUEUE_URL and BERTH_QUEUE_LIFECYCLE_QUEUE_URL are required")
-	}
-	var opts []func(*awsconfig.LoadOptions) error
-	if cfg.Store.Region != "" {
-		opts = append(opts, awsconfig.WithRegion(cfg.Store.Region))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	lambdaenv.WarnUnknownEnv(logger, environ)
+	awsCfg, err := lambdaenv.AWSConfig(ctx, cfg.Store.Region)
 	if err != nil {
-		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
+		return nil, err
 	}
-	_, local := env("AWS_ENDPOINT_URL_DYNAMODB")
-	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = local })
-	st := dynamostore.New(ddb, dynamostore.Options{TablePrefix: cfg.Store.TablePrefix})
+	st := dynamostore.New(lambdaenv.DynamoDB(awsCfg, env), dynamostore.Options{TablePrefix: cfg.Store.TablePrefix})
 	rt, err := docker.New(cfg.Docker, docker.Options{Scope: cfg.Docker.Scope, Logger: logger})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (docker.hosts comes from the file named by %s)", err, lambdaenv.ConfigFileVar)
 	}
 	name, _ := env("AWS_LAMBDA_FUNCTION_NAME")
 	return newFunction(cfg, st, rt, sqs.NewFromConfig(awsCfg), metrics.New(os.Stdout, map[string]string{"Function": name}), logger)

@@ -1,0 +1,106 @@
+// Package lambdaenv builds what every berth Lambda function makes once per
+// container, at cold start, from its environment: the configuration, the
+// AWS SDK configuration and DynamoDB client, and the logger. The four
+// functions differ only in what they wire on top.
+package lambdaenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/berth-io/berth/internal/config"
+)
+
+// ConfigFileVar names the optional config.yml packaged with a function:
+// docker.hosts and docker.registries can only be said in YAML.
+const ConfigFileVar = "BERTH_CONFIG_FILE"
+
+// LoadConfig is config.Load of the file named by ConfigFileVar (if any) and
+// the environment, with the store backend fixed to dynamodb and, when
+// withSQS, the queue backend to sqs: the only ones a Lambda function can
+// use, fixed so that their keys (table prefix, queue URLs) are validated.
+// An explicit other backend is refused rather than ignored.
+func LoadConfig(function string, env func(string) (string, bool), withSQS bool) (*config.Config, error) {
+	fixed := map[string]string{"BERTH_STORE_BACKEND": string(config.StoreDynamoDB)}
+	if withSQS {
+		fixed["BERTH_QUEUE_BACKEND"] = string(config.QueueSQS)
+	}
+	for k, want := range fixed {
+		if v, ok := env(k); ok && strings.TrimSpace(v) != want {
+			return nil, fmt.Errorf("config: %s=%q: the %s function runs only with %q", k, v, function, want)
+		}
+	}
+	path, _ := env(ConfigFileVar)
+	return config.Load(path, func(k string) (string, bool) {
+		if v, ok := fixed[k]; ok {
+			return v, true
+		}
+		return env(k)
+	})
+}
+
+// AWSConfig loads the SDK's default chain (the function's role, AWS_REGION),
+// in region when the configuration names one.
+func AWSConfig(ctx context.Context, region string) (aws.Config, error) {
+	var opts []func(*awsconfig.LoadOptions) error
+	if region != "" {
+		opts = append(opts, awsconfig.WithRegion(region))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return cfg, fmt.Errorf("loading the AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		return cfg, errors.New("no AWS region: set AWS_REGION or BERTH_STORE_REGION")
+	}
+	return cfg, nil
+}
+
+// DynamoDB returns the DynamoDB client. An endpoint override means DynamoDB
+// Local (tests, `sam local`), which sends no CRC32 header on error replies,
+// so response checksums are not validated there.
+func DynamoDB(cfg aws.Config, env func(string) (string, bool)) *dynamodb.Client {
+	local := slices.ContainsFunc([]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL"}, func(k string) bool {
+		v, ok := env(k)
+		return ok && v != ""
+	})
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.DisableValidateResponseChecksum = local
+		o.RetryMaxAttempts = 3
+	})
+}
+
+// Logger is a JSON logger on stdout (CloudWatch Logs) at the level of
+// Lambda's advanced logging control (AWS_LAMBDA_LOG_LEVEL).
+func Logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: LogLevel(os.Getenv("AWS_LAMBDA_LOG_LEVEL"))}))
+}
+
+// LogLevel maps AWS_LAMBDA_LOG_LEVEL to slog; INFO when unset.
+func LogLevel(s string) slog.Level {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "TRACE", "DEBUG":
+		return slog.LevelDebug
+	case "WARN":
+		return slog.LevelWarn
+	case "ERROR", "FATAL":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// WarnUnknownEnv logs BERTH_* variables that configure nothing (misspelt?).
+func WarnUnknownEnv(logger *slog.Logger, environ []string) {
+	if unknown := config.UnknownEnv(environ, ConfigFileVar); len(unknown) > 0 {
+		logger.Warn("ignoring unknown BERTH_ environment variables (misspelt?)", "variables", unknown)
+	}
+}

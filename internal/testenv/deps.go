@@ -1,0 +1,58 @@
+package testenv
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// RuntimeClients are the Docker and Kubernetes client modules: linked only
+// into the worker and reconciler functions (architecture.md), never into
+// the API and dispatcher functions, whose cold start and size they would
+// weigh on.
+var RuntimeClients = []string{"github.com/moby/", "github.com/docker/", "k8s.io/client-go/", "k8s.io/api/"}
+
+// NoDeps fails t if the package in the current directory links any package
+// under the forbidden prefixes, in the Lambda build (linux/arm64,
+// lambda.norpc) and the host's. mustHave is a package the listing must
+// contain, so that a listing of the wrong package cannot pass.
+func NoDeps(t *testing.T, mustHave string, forbidden []string) {
+	t.Helper()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	for _, build := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"lambda", []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, []string{"-tags", "lambda.norpc"}},
+		{"host", nil, nil},
+	} {
+		t.Run(build.name, func(t *testing.T) {
+			args := append([]string{"list", "-deps"}, build.args...)
+			cmd := exec.Command(goBin, append(args, ".")...)
+			cmd.Env = append(cmd.Environ(), build.env...)
+			out, err := cmd.Output()
+			if err != nil {
+				stderr := ""
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = string(ee.Stderr)
+				}
+				t.Fatalf("go list -deps: %v\n%s", err, stderr)
+			}
+			pkgs := strings.Fields(string(out))
+			if len(pkgs) < 50 || !slices.Contains(pkgs, mustHave) {
+				t.Fatalf("go list -deps listed %d packages, without %s: not the package meant?", len(pkgs), mustHave)
+			}
+			for _, p := range pkgs {
+				for _, bad := range forbidden {
+					if strings.HasPrefix(p+"/", bad) {
+						t.Errorf("links %s (%s*); `go mod why %s` shows the path", p, bad, p)
+					}
+				}
+			}
+		})
+	}
+}
