@@ -49,12 +49,14 @@ type Manager struct {
 	log           *slog.Logger
 	waitPoll      time.Duration
 	metrics       *metrics.Emitter
+	changes       *changes
 }
 
 // New returns a Manager.
 func New(o Options) *Manager {
+	ch := newChanges()
 	m := &Manager{
-		store: o.Store, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
+		changes: ch, store: signallingStore{Store: o.Store, changes: ch}, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 	}
 	if m.now == nil {
@@ -75,7 +77,8 @@ func New(o Options) *Manager {
 	return m
 }
 
-// Store returns the manager's store, for the workers and the reconciler.
+// Store returns the manager's store, for the workers and the reconciler:
+// their writes through it wake this process's waiters at once.
 func (m *Manager) Store() store.Store { return m.store }
 
 var unsafePathChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)

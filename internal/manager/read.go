@@ -91,6 +91,7 @@ func (m *Manager) Wait(ctx context.Context, c identity.Caller, id string, want f
 	defer deadline.Stop()
 	poll := m.waitPoll
 	for {
+		changed := m.changes.next()
 		inst, err := m.Get(ctx, c, id)
 		if err != nil {
 			return container.Instance{}, err
@@ -106,8 +107,11 @@ func (m *Manager) Wait(ctx context.Context, c identity.Caller, id string, want f
 			return inst, ctx.Err()
 		case <-deadline.C:
 			return inst, fmt.Errorf("container %s still %s after %s: %w", id, inst.Status, timeout, ErrWaitTimeout)
+		case <-changed:
+			continue // a write in this process: look again now
 		case <-time.After(poll):
 		}
+		// Polling finds writes made elsewhere (the worker Lambdas).
 		poll = min(poll*2, time.Second)
 	}
 }
