@@ -25,6 +25,7 @@ import (
 	"github.com/berth-io/berth/internal/queue/memqueue"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/runtime/docker/dockertest"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
@@ -79,27 +80,11 @@ func TestFixtureRoundTrip(t *testing.T) {
 func TestScheduledEventRunsAPass(t *testing.T) {
 	st := teststores.Dynamo(t, time.Now)
 	image := testenv.TestImage(t)
-	scope := "rcfn-" + strings.ToLower(container.NewID())
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	rt, err := docker.New(config.Docker{Hosts: []config.DockerHost{{Name: "local", Endpoint: testenv.DockerHost(t), NetworkMode: "none"}}},
-		docker.Options{Scope: scope, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := dockertest.Engine(t)
+	scope := rt.Scope()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := rt.Ping(ctx); err != nil {
-		testenv.Missing(t, "a Docker engine", err.Error())
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		states, _ := rt.List(ctx)
-		for _, s := range states {
-			_ = rt.Delete(ctx, s.Ref)
-		}
-		rt.Close()
-	})
 
 	create := memqueue.New(memqueue.Options{Name: "create"})
 	lifecycle := memqueue.New(memqueue.Options{Name: "lifecycle"})

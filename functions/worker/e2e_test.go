@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/runtime/docker/dockertest"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 	"github.com/berth-io/berth/internal/store/teststores"
@@ -42,30 +42,7 @@ var (
 )
 
 // engine is the real Docker runtime in a scope of the test's own.
-func engine(t *testing.T) *docker.Runtime {
-	t.Helper()
-	endpoint := testenv.DockerHost(t)
-	rt, err := docker.New(config.Docker{Hosts: []config.DockerHost{{Name: "local", Endpoint: endpoint, NetworkMode: "none"}}},
-		docker.Options{Scope: "e2e-" + strings.ToLower(container.NewID()), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := rt.Ping(ctx); err != nil {
-		testenv.Missing(t, "a Docker engine", err.Error())
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		states, _ := rt.List(ctx)
-		for _, st := range states {
-			_ = rt.Delete(ctx, st.Ref)
-		}
-		rt.Close()
-	})
-	return rt
-}
+func engine(t *testing.T) *docker.Runtime { return dockertest.Engine(t) }
 
 // background runs fn until the test ends.
 func background(t *testing.T, fn func(ctx context.Context)) {

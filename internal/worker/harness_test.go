@@ -4,13 +4,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
@@ -20,6 +18,7 @@ import (
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/runtime/docker/dockertest"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
@@ -122,29 +121,9 @@ type rig struct {
 func newRig(t *testing.T, b teststores.Backend, slots int) *rig {
 	t.Helper()
 	image := testenv.TestImage(t)
-	endpoint := testenv.DockerHost(t)
 	s := b.Open(t, time.Now)
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	scope := "wt-" + strings.ToLower(container.NewID())
-	eng, err := docker.New(config.Docker{Hosts: []config.DockerHost{{Name: "local", Endpoint: endpoint, NetworkMode: "none"}}},
-		docker.Options{Scope: scope, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := eng.Ping(ctx); err != nil {
-		testenv.Missing(t, "a Docker engine", err.Error())
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		states, _ := eng.List(ctx)
-		for _, st := range states {
-			_ = eng.Delete(ctx, st.Ref)
-		}
-		eng.Close()
-	})
+	eng := dockertest.Engine(t)
 	f := &faults{Runtime: eng, started: map[string]time.Time{}, stable: map[string]bool{}}
 	res, err := runtime.NewResolver(f)
 	if err != nil {

@@ -108,6 +108,9 @@ func (r *Runtime) Client(node string) *client.Client {
 	return nil
 }
 
+// Scope is the scope label this runtime puts on, and sees, its containers.
+func (r *Runtime) Scope() string { return r.scope }
+
 // Close releases the clients' idle connections.
 func (r *Runtime) Close() error {
 	var errs []error
