@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -245,15 +246,14 @@ func TestSetupRefusesIncompleteConfig(t *testing.T) {
 	}
 }
 
-// TestGenerateFixtures rewrites events/dispatcher-insert.json and
-// dispatcher-modify.json from DynamoDB Local's real stream when run with
-// -update:
+// TestFixturesMatchTheRealStream makes the records DynamoDB Local's real
+// stream gives for an outbox INSERT and MODIFY, and checks that the
+// committed events/dispatcher-*.json have their shape (event name, keys and
+// attribute names of both images), so the fixtures cannot drift from what
+// the store writes. With -update it rewrites them instead:
 //
-//	go test ./functions/dispatcher -run TestGenerateFixtures -update
-func TestGenerateFixtures(t *testing.T) {
-	if !*update {
-		t.Skip("run with -update to rewrite the fixtures")
-	}
+//	go test ./functions/dispatcher -run TestFixturesMatchTheRealStream -update
+func TestFixturesMatchTheRealStream(t *testing.T) {
 	ctx := context.Background()
 	ddb := teststores.DynamoClient(t)
 	prefix := fmt.Sprintf("fx%d-", time.Now().UnixNano()%1e9)
@@ -294,11 +294,40 @@ func TestGenerateFixtures(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := filepath.Join(eventsDir, "dispatcher-"+name+".json")
-		if err := os.WriteFile(f, append(raw, '\n'), 0o644); err != nil {
+		if *update {
+			if err := os.WriteFile(f, append(raw, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", f)
+			continue
+		}
+		committed, err := os.ReadFile(f)
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("wrote %s", f)
+		var want events.DynamoDBEvent
+		if err := json.Unmarshal(committed, &want); err != nil || len(want.Records) != 1 {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if got, exp := recordShape(r), recordShape(want.Records[0]); !reflect.DeepEqual(got, exp) {
+			t.Errorf("%s has drifted from the real stream (rerun with -update):\n got %v\nfile %v", f, got, exp)
+		}
 	}
+}
+
+// recordShape is what a fixture must share with a real record: the event
+// name and the attribute names (with their types) of keys and images.
+func recordShape(r events.DynamoDBEventRecord) map[string][]string {
+	shape := map[string][]string{"event": {r.EventName}}
+	for part, attrs := range map[string]map[string]events.DynamoDBAttributeValue{
+		"keys": r.Change.Keys, "new": r.Change.NewImage, "old": r.Change.OldImage,
+	} {
+		for name, v := range attrs {
+			shape[part] = append(shape[part], fmt.Sprintf("%s:%d", name, v.DataType()))
+		}
+		slices.Sort(shape[part])
+	}
+	return shape
 }
 
 var _ store.OutboxStore = (*dynamostore.Store)(nil)

@@ -1,7 +1,6 @@
 package reconcile_test
 
 import (
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -18,13 +17,9 @@ import (
 // running (50 OnEvent transitions, 50 Inspects), the steady pass with
 // nothing to do (1 List, 1 ListActive walk, the admission repair), and the
 // pass that finds all 50 containers removed. It starts 50 containers per
-// backend (~1 minute on vfs), so it runs only with BERTH_RECONCILE_MEASURE=1:
-//
-//	BERTH_RECONCILE_MEASURE=1 go test -run TestMeasurePass50 -v ./internal/reconcile/
+// backend (≈ 6 s each here); the timings are logged (-v), the outcomes
+// asserted.
 func TestMeasurePass50(t *testing.T) {
-	if os.Getenv("BERTH_RECONCILE_MEASURE") == "" {
-		t.Skip("set BERTH_RECONCILE_MEASURE=1 to measure (starts 50 containers per backend)")
-	}
 	const n = 50
 	// One backend after the other, so that neither pass is timed while the
 	// other backend's 50 containers start.
