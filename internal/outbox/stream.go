@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
 // StreamHandler is the dispatcher Lambda's handler: a batch of the outbox
@@ -122,25 +121,8 @@ func TableFromStreamARN(arn string) string {
 	return name
 }
 
-// streamItem is an outbox item as dynamostore writes it (its outboxItem
-// record; the attribute names must stay in step with it, which the stream
-// test against DynamoDB Local checks end to end).
-type streamItem struct {
-	ID              string `dynamodbav:"id"`
-	InstanceID      string `dynamodbav:"instance_id"`
-	Op              string `dynamodbav:"op"`
-	InstanceVersion int64  `dynamodbav:"instance_version"`
-	RequestID       string `dynamodbav:"request_id"`
-	TraceContext    string `dynamodbav:"trace_context"`
-	State           string `dynamodbav:"state"`
-	Attempts        int    `dynamodbav:"attempts"`
-	LastError       string `dynamodbav:"last_error"`
-	CreatedAt       string `dynamodbav:"created_at"`
-	UpdatedAt       string `dynamodbav:"updated_at"`
-	DispatchedAt    string `dynamodbav:"dispatched_at"`
-}
-
-// DecodeStreamImage decodes a stream record's image of an outbox item.
+// DecodeStreamImage decodes a stream record's image of an outbox item,
+// with dynamostore's own decoder.
 func DecodeStreamImage(img map[string]events.DynamoDBAttributeValue) (container.OutboxItem, error) {
 	if len(img) == 0 {
 		return container.OutboxItem{}, fmt.Errorf("outbox stream record: no new image")
@@ -149,27 +131,12 @@ func DecodeStreamImage(img map[string]events.DynamoDBAttributeValue) (container.
 	if err != nil {
 		return container.OutboxItem{}, fmt.Errorf("outbox stream record: %w", err)
 	}
-	var si streamItem
-	if err := attributevalue.UnmarshalMap(av, &si); err != nil {
-		return container.OutboxItem{}, fmt.Errorf("outbox stream record: %w", err)
+	it, err := dynamostore.DecodeOutbox(av)
+	if err != nil {
+		return it, fmt.Errorf("outbox stream record: %w", err)
 	}
-	it := container.OutboxItem{
-		ID: si.ID, InstanceID: si.InstanceID, Op: container.Op(si.Op), InstanceVersion: si.InstanceVersion,
-		RequestID: si.RequestID, TraceContext: si.TraceContext, State: container.OutboxState(si.State),
-		Attempts: si.Attempts, LastError: si.LastError,
-	}
-	if it.CreatedAt, err = parseStreamTime(si.CreatedAt); err != nil || it.CreatedAt.IsZero() {
-		return it, fmt.Errorf("outbox stream record %s: created_at %q: %v", si.ID, si.CreatedAt, err)
-	}
-	if it.UpdatedAt, err = parseStreamTime(si.UpdatedAt); err != nil {
-		return it, fmt.Errorf("outbox stream record %s: updated_at %q: %w", si.ID, si.UpdatedAt, err)
-	}
-	if si.DispatchedAt != "" {
-		t, err := parseStreamTime(si.DispatchedAt)
-		if err != nil {
-			return it, fmt.Errorf("outbox stream record %s: dispatched_at %q: %w", si.ID, si.DispatchedAt, err)
-		}
-		it.DispatchedAt = &t
+	if it.CreatedAt.IsZero() {
+		return it, fmt.Errorf("outbox stream record %s: no created_at", it.ID)
 	}
 	if err := validate(it); err != nil {
 		return it, err
@@ -180,14 +147,6 @@ func DecodeStreamImage(img map[string]events.DynamoDBAttributeValue) (container.
 		return it, fmt.Errorf("outbox stream record %s: unknown state %q", it.ID, it.State)
 	}
 	return it, nil
-}
-
-func parseStreamTime(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	return t.UTC(), err
 }
 
 // FromEventAttributes converts a stream image as aws-lambda-go decodes it
