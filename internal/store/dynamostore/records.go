@@ -231,7 +231,9 @@ func marshalOutbox(o container.OutboxItem) (map[string]types.AttributeValue, err
 // DecodeOutbox decodes an outbox table item, as GetItem returns it or as a
 // stream record's image carries it (the dispatcher), so the item's layout
 // is known in this package alone.
-func DecodeOutbox(av map[string]types.AttributeValue) (container.OutboxItem, error) { return unmarshalOutbox(av) }
+func DecodeOutbox(av map[string]types.AttributeValue) (container.OutboxItem, error) {
+	return unmarshalOutbox(av)
+}
 
 func unmarshalOutbox(av map[string]types.AttributeValue) (container.OutboxItem, error) {
 	var it outboxItem
