@@ -18,7 +18,7 @@ import (
 // expires (store.EventRetention), whether or not Purge has run.
 func (s *Store) ListEvents(ctx context.Context, instanceID, cursor string, limit int) (store.Page[container.Event], error) {
 	var page store.Page[container.Event]
-	after, err := decodeCursor(cursor)
+	after, err := decodeCursor(cursorEvents, cursor)
 	if err != nil {
 		return page, err
 	}
@@ -41,7 +41,7 @@ func (s *Store) ListEvents(ctx context.Context, instanceID, cursor string, limit
 		for ; k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, v = c.Next() {
 			if len(page.Items) == limit {
 				last := page.Items[limit-1].Seq
-				page.NextCursor = encodeCursor(int64Bytes(last))
+				page.NextCursor = encodeCursor(cursorEvents, int64Bytes(last))
 				return nil
 			}
 			var ev container.Event

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"time"
 )
@@ -113,17 +114,36 @@ func int64FromBytes(b []byte) int64 {
 // Cursors are opaque to callers: base64url of the walk position (an id, a
 // status index key or an event seq). Decoding validates only the encoding;
 // a position from another query just starts the walk elsewhere.
-func encodeCursor(pos []byte) string { return base64.RawURLEncoding.EncodeToString(pos) }
+// Cursor kinds: a cursor of one listing is refused by another.
+const (
+	cursorInstances byte = 'i'
+	cursorActive    byte = 'a'
+	cursorEvents    byte = 'e'
+)
 
-func decodeCursor(c string) ([]byte, error) {
+// encodeCursor makes an opaque cursor: the listing's kind, the position
+// (the last key returned) and a CRC-32 of both, so that a cursor this store
+// did not hand out, or one of another listing, is refused rather than used
+// as a seek position.
+func encodeCursor(kind byte, pos []byte) string {
+	b := append([]byte{kind}, pos...)
+	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(kind byte, c string) ([]byte, error) {
 	if c == "" {
 		return nil, nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) == 0 {
+	if err != nil || len(b) < 6 || b[0] != kind {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidCursor, c)
 	}
-	return b, nil
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidCursor, c)
+	}
+	return body[1:], nil
 }
 
 // Page sizes of the listings (store.ListQuery documents the same bounds).

@@ -22,7 +22,7 @@ import (
 // looks one match ahead, so a client never gets an empty last page.
 func (s *Store) ListInstances(ctx context.Context, q store.ListQuery) (store.Page[container.Instance], error) {
 	var page store.Page[container.Instance]
-	after, err := decodeCursor(q.Cursor)
+	after, err := decodeCursor(cursorInstances, q.Cursor)
 	if err != nil {
 		return page, err
 	}
@@ -38,7 +38,7 @@ func (s *Store) ListInstances(ctx context.Context, q store.ListQuery) (store.Pag
 				continue
 			}
 			if len(page.Items) == limit {
-				page.NextCursor = encodeCursor([]byte(page.Items[limit-1].ID))
+				page.NextCursor = encodeCursor(cursorInstances, []byte(page.Items[limit-1].ID))
 				return nil
 			}
 			page.Items = append(page.Items, in)
@@ -130,7 +130,7 @@ func matches(in container.Instance, q store.ListQuery) bool {
 // at all, which the reconciler (its only user) tolerates: it runs again.
 func (s *Store) ListActive(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error) {
 	var page store.Page[container.Instance]
-	after, err := decodeCursor(cursor)
+	after, err := decodeCursor(cursorActive, cursor)
 	if err != nil {
 		return page, err
 	}
@@ -147,7 +147,7 @@ func (s *Store) ListActive(ctx context.Context, cursor string, limit int) (store
 			}
 			if i >= 0 {
 				if len(page.Items) == limit {
-					page.NextCursor = encodeCursor(lastKey)
+					page.NextCursor = encodeCursor(cursorActive, lastKey)
 					return nil
 				}
 				in, found, err := loadInstance(tx, string(k[i+1:]))

@@ -116,6 +116,10 @@ func Run(t *testing.T, newStore Factory) {
 		{"Idempotency", testIdempotency},
 		{"RacingTransitionsOneWinnerPerVersion", testRacingTransitions},
 		{"ConcurrentCreatesRespectMaxPending", testConcurrentCreates},
+		{"DoneOutboxExpires", testDoneOutboxExpires},
+		{"ListLimitsAndBadCursors", testListLimitsAndBadCursors},
+		{"CompleteUnknownOutbox", testCompleteUnknownOutbox},
+		{"DeletedIDNotReused", testDeletedIDNotReused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
