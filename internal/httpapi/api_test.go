@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
@@ -32,6 +33,7 @@ func TestAPI(t *testing.T) {
 		t.Run("Wait", func(t *testing.T) { testWait(t, newAPI(t, b, 50)) })
 		t.Run("EventsAfterDelete", func(t *testing.T) { testEventsAfterDelete(t, newAPI(t, b, 50)) })
 		t.Run("Malformed", func(t *testing.T) { testMalformed(t, newAPI(t, b, 50)) })
+		t.Run("TraceContext", func(t *testing.T) { testTraceContext(t, newAPI(t, b, 50)) })
 	})
 }
 
@@ -417,6 +419,36 @@ func testMalformed(t *testing.T, a *api) {
 	for _, tc := range cases {
 		if r := a.do("POST", "/api/containers", alice, tc.body, nil); r.Code != tc.want {
 			t.Errorf("%s: %d, want %d: %s", tc.name, r.Code, tc.want, r.Body)
+		}
+	}
+}
+
+// testTraceContext: the caller's trace context rides on the outbox items,
+// so a trace spans the request and the background work it starts.
+func testTraceContext(t *testing.T, a *api) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	in := decode[container.Instance](t, a.mustStatus(a.do("POST", "/api/containers", alice, `{"template":"busybox"}`,
+		map[string]string{"traceparent": tp}), http.StatusAccepted))
+	items, err := a.store.ListUndispatched(context.Background(), time.Now().Add(time.Hour), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, it := range items {
+		if it.InstanceID == in.ID {
+			found = it.TraceContext == tp
+		}
+	}
+	if !found {
+		t.Fatalf("the create's outbox item does not carry the trace context: %+v", items)
+	}
+	// A malformed header is not carried on.
+	in = decode[container.Instance](t, a.mustStatus(a.do("POST", "/api/containers", alice, `{"template":"busybox"}`,
+		map[string]string{"traceparent": "bad value with spaces"}), http.StatusAccepted))
+	items, _ = a.store.ListUndispatched(context.Background(), time.Now().Add(time.Hour), 100)
+	for _, it := range items {
+		if it.InstanceID == in.ID && it.TraceContext != "" {
+			t.Fatalf("a malformed trace header was kept: %q", it.TraceContext)
 		}
 	}
 }

@@ -116,7 +116,7 @@ func (h *handler) route(pattern string, methods map[string]apiFunc) {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := requestID(r)
-	r = r.WithContext(withRequestID(r.Context(), reqID))
+	r = r.WithContext(manager.WithTrace(withRequestID(r.Context(), reqID), traceContext(r)))
 	w.Header().Set("X-Request-Id", reqID)
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	defer func() {

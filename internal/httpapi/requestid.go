@@ -34,3 +34,16 @@ func RequestIDFrom(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	return id
 }
+
+var safeTrace = regexp.MustCompile(`^[A-Za-z0-9=;:._-]{1,256}$`)
+
+// traceContext is the caller's trace context: a W3C traceparent, else the
+// X-Ray header API Gateway adds. Only well-formed values are carried on.
+func traceContext(r *http.Request) string {
+	for _, h := range []string{"Traceparent", "X-Amzn-Trace-Id"} {
+		if v := r.Header.Get(h); safeTrace.MatchString(v) {
+			return v
+		}
+	}
+	return ""
+}

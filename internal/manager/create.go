@@ -103,7 +103,7 @@ func (m *Manager) CreateByTemplate(ctx context.Context, c identity.Caller, req C
 		Instance: inst,
 		Outbox: container.OutboxItem{
 			ID: container.NewID(), InstanceID: id, Op: container.OpCreate, InstanceVersion: 1,
-			RequestID: requestID, State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
+			RequestID: requestID, TraceContext: traceFrom(ctx), State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
 		},
 		Event: container.Event{
 			InstanceID: id, Type: container.EventCreateRequested, To: fsm.Pending, At: now,

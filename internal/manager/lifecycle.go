@@ -76,7 +76,7 @@ func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifM
 		now := m.now().UTC()
 		item := container.OutboxItem{
 			ID: container.NewID(), InstanceID: id, Op: op.op, InstanceVersion: inst.Version + 1,
-			RequestID: requestID, State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
+			RequestID: requestID, TraceContext: traceFrom(ctx), State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
 		}
 		out, err := m.store.Transition(ctx, store.TransitionParams{
 			ID: id, ExpectVersion: inst.Version, From: inst.Status, To: op.to,

@@ -47,6 +47,9 @@ func (w *Worker) Process(ctx context.Context, d queue.Delivery) Result {
 	}
 	log := w.log.With("request_id", msg.RequestID, "outbox_id", msg.OutboxID, "instance_id", msg.InstanceID,
 		"op", string(msg.Op), "attempt", d.ReceiveCount)
+	if msg.TraceContext != "" {
+		log = log.With("trace", msg.TraceContext)
+	}
 	if !d.SentAt.IsZero() {
 		w.metrics.Duration("QueueAge", w.now().Sub(d.SentAt), "Op", string(msg.Op))
 	}
