@@ -3,6 +3,8 @@ package runvars
 import (
 	"errors"
 	"os"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +68,25 @@ func TestDeclaredHaveDescriptions(t *testing.T) {
 		if v.Description == "" || !IsDeclared(v.Name) {
 			t.Errorf("%s: missing description or not declared", v.Name)
 		}
+	}
+}
+
+// TestDocumented keeps docs/api.md's table of variables in step with
+// Declared: each variable with its description, and no other.
+func TestDocumented(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	for _, v := range Declared {
+		row := "| `$" + v.Name + "` | " + v.Description + " |"
+		if !strings.Contains(doc, row) {
+			t.Errorf("docs/api.md lacks the row %q", row)
+		}
+	}
+	rows := regexp.MustCompile("(?m)^\\| `\\$([A-Z_]+)` \\|").FindAllStringSubmatch(doc, -1)
+	if len(rows) != len(Declared) {
+		t.Errorf("docs/api.md lists %d variables, the code declares %d", len(rows), len(Declared))
 	}
 }
