@@ -12,22 +12,36 @@ import (
 
 // mounts turns the spec's volumes into Docker mounts for host hc, refusing
 // what the host does not allow. Errors are about the request (invalid).
-func mounts(vols []container.Volume, allowedRoots []string) ([]mount.Mount, error) {
-	out := make([]mount.Mount, 0, len(vols))
+//
+// Bind mounts are returned as HostConfig.Binds entries ("src:dst[:ro]"),
+// not as mounts: for a Binds entry the engine makes a missing source
+// directory, as `docker run -v` does, so a per-user path such as
+// $WORKSPACE_PATH works on first use (a bind mount of type "bind" fails on
+// a missing source, and API 1.41 engines have no CreateMountpoint).
+func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, binds []string, err error) {
+	ms = make([]mount.Mount, 0, len(vols))
 	for _, v := range vols {
 		if !path.IsAbs(v.Target) {
-			return nil, fmt.Errorf("volume target %q: want an absolute path", v.Target)
+			return nil, nil, fmt.Errorf("volume target %q: want an absolute path", v.Target)
 		}
 		m := mount.Mount{Target: path.Clean(v.Target), ReadOnly: v.ReadOnly}
 		switch v.Type {
 		case container.VolumeBind:
 			if err := bindAllowed(v.Source, allowedRoots); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			m.Type, m.Source = mount.TypeBind, path.Clean(v.Source)
+			if strings.ContainsAny(v.Source, ":,") || strings.ContainsAny(v.Target, ":,") {
+				return nil, nil, fmt.Errorf("bind mount %q → %q: paths must not contain ':' or ','", v.Source, v.Target)
+			}
+			b := path.Clean(v.Source) + ":" + m.Target
+			if v.ReadOnly {
+				b += ":ro"
+			}
+			binds = append(binds, b)
+			continue
 		case container.VolumeNamed, "":
 			if v.Source == "" || strings.Contains(v.Source, "/") {
-				return nil, fmt.Errorf("volume %q: want a volume name (a host path needs type %q)", v.Source, container.VolumeBind)
+				return nil, nil, fmt.Errorf("volume %q: want a volume name (a host path needs type %q)", v.Source, container.VolumeBind)
 			}
 			m.Type, m.Source = mount.TypeVolume, v.Source
 		case container.VolumeEmptyDir:
@@ -35,13 +49,13 @@ func mounts(vols []container.Volume, allowedRoots []string) ([]mount.Mount, erro
 			// (Delete removes it), like a Kubernetes emptyDir.
 			m.Type = mount.TypeVolume
 		case container.VolumePVC:
-			return nil, fmt.Errorf("volume %q: type %q needs the kubernetes runtime", v.Source, v.Type)
+			return nil, nil, fmt.Errorf("volume %q: type %q needs the kubernetes runtime", v.Source, v.Type)
 		default:
-			return nil, fmt.Errorf("volume %q: unknown type %q", v.Source, v.Type)
+			return nil, nil, fmt.Errorf("volume %q: unknown type %q", v.Source, v.Type)
 		}
-		out = append(out, m)
+		ms = append(ms, m)
 	}
-	return out, nil
+	return ms, binds, nil
 }
 
 // bindAllowed checks a bind source against a host's allowed roots. The check

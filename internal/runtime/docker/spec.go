@@ -56,11 +56,11 @@ func createOptions(inst berth.Instance, hc config.DockerHost, scope string) (cli
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
 	}
 
-	ms, err := mounts(spec.Volumes, hc.AllowedBindRoots)
+	ms, binds, err := mounts(spec.Volumes, hc.AllowedBindRoots)
 	if err != nil {
 		return client.ContainerCreateOptions{}, err
 	}
-	hostCfg.Mounts = ms
+	hostCfg.Mounts, hostCfg.Binds = ms, binds
 
 	if err := setPorts(cfg, hostCfg, spec.Ports); err != nil {
 		return client.ContainerCreateOptions{}, err

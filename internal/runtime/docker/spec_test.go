@@ -50,8 +50,10 @@ func TestCreateOptions(t *testing.T) {
 	if cfg.Labels["berth.instance-id"] != "01JTEST" || cfg.Labels["app"] != "nb" || cfg.Labels["berth.scope"] != "prod" {
 		t.Errorf("labels = %v", cfg.Labels)
 	}
+	if !slices.Equal(hcfg.Binds, []string{"/srv/work/alice:/work"}) {
+		t.Errorf("binds = %v", hcfg.Binds)
+	}
 	wantMounts := []mount.Mount{
-		{Type: mount.TypeBind, Source: "/srv/work/alice", Target: "/work"},
 		{Type: mount.TypeVolume, Source: "cache", Target: "/cache", ReadOnly: true},
 		{Type: mount.TypeVolume, Target: "/scratch"},
 	}
