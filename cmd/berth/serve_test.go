@@ -214,7 +214,10 @@ func TestServeBurst(t *testing.T) {
 	began := time.Now()
 	close(start)
 	wg.Wait()
-	if len(accepted) > 50 || len(accepted)+refused != 60 || refused < 10 {
+	// Creates that finish during the burst free their admission slot, so
+	// the exact split depends on timing; what must hold is that some were
+	// refused and that unfinished creates never passed 50 (checked below).
+	if len(accepted)+refused != 60 || refused == 0 {
 		t.Fatalf("accepted %d, refused %d", len(accepted), refused)
 	}
 	for _, id := range accepted {
