@@ -179,16 +179,12 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	s.dispatcher = &outbox.Dispatcher{Queues: queues, Store: st, Metrics: emf, Logger: log}
 	s.watcher = outbox.NewWatcher(s.dispatcher, outbox.WatcherOptions{SweepEvery: cfg.Container.OutboxSweepAfter, Logger: log})
 
-	var bindRoots []string
-	for _, h := range cfg.Docker.Hosts {
-		bindRoots = append(bindRoots, h.AllowedBindRoots...)
-	}
 	s.manager = manager.New(manager.Options{
 		// Every committed outbox item wakes the watcher: dispatch is
 		// event-driven, the sweep only a safety net.
 		Store:      outbox.NotifyingStore{Store: st, Notify: s.watcher.Notify},
 		MaxPending: cfg.Container.CreateQueueMaxPending, Runtimes: cfg.Container.AllowedRuntimes,
-		BindRoots: bindRoots, WorkspaceRoot: cfg.Container.WorkspaceRoot, Logger: log, Metrics: emf,
+		BindRoots: cfg.Docker.BindRoots(), WorkspaceRoot: cfg.Container.WorkspaceRoot, Logger: log, Metrics: emf,
 	})
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
 	s.worker = worker.New(worker.Options{

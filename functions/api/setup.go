@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"slices"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/httpapi"
@@ -49,7 +48,7 @@ func newAdapter(cfg *config.Config, s store.Store, logger *slog.Logger, emf *met
 		Store:         s,
 		MaxPending:    cfg.Container.CreateQueueMaxPending,
 		Runtimes:      cfg.Container.AllowedRuntimes,
-		BindRoots:     bindRoots(cfg),
+		BindRoots:     cfg.Docker.BindRoots(),
 		WorkspaceRoot: cfg.Container.WorkspaceRoot,
 		Logger:        logger,
 		Metrics:       emf,
@@ -62,17 +61,4 @@ func newAdapter(cfg *config.Config, s store.Store, logger *slog.Logger, emf *met
 		WaitMax:   cfg.Server.WaitMax,
 	})
 	return lambdahttp.New(h, lambdahttp.Options{AdminClaim: cfg.Auth.AdminClaim, AdminGroup: cfg.Auth.AdminGroup, Logger: logger})
-}
-
-// bindRoots is the union of the Docker hosts' allowed_bind_roots.
-func bindRoots(cfg *config.Config) []string {
-	var roots []string
-	for _, h := range cfg.Docker.Hosts {
-		for _, r := range h.AllowedBindRoots {
-			if !slices.Contains(roots, r) {
-				roots = append(roots, r)
-			}
-		}
-	}
-	return roots
 }

@@ -1,5 +1,7 @@
 package config
 
+import "slices"
+
 // Docker is the `docker:` section: the Docker engines berth may place
 // containers on.
 type Docker struct {
@@ -51,4 +53,18 @@ type Registry struct {
 	Username string `yaml:"username,omitempty"`
 	// Password is a secret: never logged.
 	Password string `yaml:"password,omitempty"`
+}
+
+// BindRoots is the union of the hosts' allowed_bind_roots: what a template
+// may bind-mount at all (each host checks its own list again at create).
+func (d Docker) BindRoots() []string {
+	var roots []string
+	for _, h := range d.Hosts {
+		for _, r := range h.AllowedBindRoots {
+			if !slices.Contains(roots, r) {
+				roots = append(roots, r)
+			}
+		}
+	}
+	return roots
 }
