@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/berth-io/berth/internal/lambdahttp"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/teststores"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // eventsDir holds the sample events (events/api-*.json).
@@ -70,32 +70,18 @@ func fixtureEvent(t testing.TB, name, id string) events.APIGatewayV2HTTPRequest 
 func TestFixturesRoundTrip(t *testing.T) {
 	for _, f := range fixtureFiles(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
+			ev := testenv.RoundTrip[events.APIGatewayV2HTTPRequest](t, f, pruneZero)
 			raw, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
-			}
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			var ev events.APIGatewayV2HTTPRequest
-			if err := dec.Decode(&ev); err != nil {
-				t.Fatalf("not an API Gateway v2 HTTP event: %v", err)
 			}
 			back, err := json.Marshal(ev)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var want, got any
-			if err := json.Unmarshal(raw, &want); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(back, &got); err != nil {
-				t.Fatal(err)
-			}
-			if want, got := pruneZero(want), pruneZero(got); !reflect.DeepEqual(want, got) {
-				w, _ := json.MarshalIndent(want, "", " ")
-				g, _ := json.MarshalIndent(got, "", " ")
-				t.Errorf("round trip changed the event:\nfile:\n%s\nround trip:\n%s", w, g)
-			}
+			_ = json.Unmarshal(raw, &want)
+			_ = json.Unmarshal(back, &got)
 			for _, k := range missingKeys(want, got, "") {
 				t.Errorf("key %s of the file is not in the round trip (misspelt?)", k)
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -71,26 +70,7 @@ func TestFixturesRoundTrip(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			var ev events.DynamoDBEvent
-			if err := dec.Decode(&ev); err != nil {
-				t.Fatalf("decoding as events.DynamoDBEvent: %v", err)
-			}
-			again, err := json.Marshal(ev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var a, b any
-			_ = json.Unmarshal(raw, &a)
-			_ = json.Unmarshal(again, &b)
-			if !reflect.DeepEqual(a, b) {
-				t.Errorf("the fixture does not survive a round trip through events.DynamoDBEvent:\n%s\nvs\n%s", raw, again)
-			}
+			ev := testenv.RoundTrip[events.DynamoDBEvent](t, f, nil)
 			for _, r := range ev.Records {
 				if outbox.TableFromStreamARN(r.EventSourceArn) != fixtureTable {
 					t.Errorf("record %s: eventSourceARN %q is not the default outbox table's stream", r.EventID, r.EventSourceArn)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"reflect"
 	"testing"
 	"time"
 
@@ -24,23 +22,7 @@ const workerFixture = "../../events/worker-create.json"
 // gives Lambda: every field known to events.SQSEvent, the same JSON back,
 // and a body the worker decodes.
 func TestFixtureRoundTrip(t *testing.T) {
-	raw, err := os.ReadFile(workerFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var ev events.SQSEvent
-	if err := dec.Decode(&ev); err != nil {
-		t.Fatal(err)
-	}
-	back, _ := json.Marshal(ev)
-	var want, got any
-	_ = json.Unmarshal(raw, &want)
-	_ = json.Unmarshal(back, &got)
-	if !reflect.DeepEqual(want, got) {
-		t.Fatalf("round trip changed the event:\nfixture %s\nencoded %s", raw, back)
-	}
+	ev := testenv.RoundTrip[events.SQSEvent](t, workerFixture, nil)
 	if len(ev.Records) != 1 {
 		t.Fatalf("%d records", len(ev.Records))
 	}
