@@ -17,8 +17,9 @@ readonly CACHE_ROOT=${BERTH_CACHE_DIR:-$HOME/.cache/berth}
 readonly EMULATOR_DIR=$CACHE_ROOT/dynamodb-local-$DDB_VERSION
 readonly START_TIMEOUT=${BERTH_DDB_START_TIMEOUT:-90} # seconds until it must answer
 
-log() { printf '[dynamodb-local] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+readonly SERVICE=dynamodb-local
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() { echo "usage: $0 up|down STATE_DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
@@ -27,27 +28,12 @@ readonly STATE_DIR=$2
 readonly PID_FILE=$STATE_DIR/dynamodb-local.pid
 readonly LOG_FILE=$STATE_DIR/dynamodb-local.log
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-
 java_major() {
 	# `java -version` prints e.g. `openjdk version "17.0.15" 2025-04-15` or `java version "1.8.0_392"`.
 	local v
 	v=$(java -version 2>&1 | awk -F'"' '/version/ { print $2; exit }')
 	v=${v#1.}
 	echo "${v%%[.+-]*}"
-}
-
-# run CMD...: runs one install step in the background and waits for it, so that when the harness
-# stops us (SIGTERM) the EXIT trap can stop the step too instead of leaving it behind.
-child=""
-run() {
-	local rc=0
-	"$@" &
-	child=$!
-	wait "$child" || rc=$?
-	child=""
-	return "$rc"
 }
 
 # install builds the cache directory in a temporary sibling and renames it into place, so an
@@ -103,15 +89,6 @@ answers() {
 		-H 'X-Amz-Target: DynamoDB_20120810.ListTables' \
 		-H 'Authorization: AWS4-HMAC-SHA256 Credential=berth/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0' \
 		--data '{}' 2>/dev/null
-}
-
-# pid_alive PID: the process exists and has not exited (a zombie waiting to be reaped by init counts as
-# gone: some inits reap only every few seconds).
-pid_alive() {
-	local st
-	kill -0 "$1" 2>/dev/null || return 1
-	st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ ${st%% *} != Z ]]
 }
 
 # listens PID PORT: the process PID itself holds the listening TCP socket on PORT (so an answer on the
@@ -201,21 +178,7 @@ up() {
 }
 
 down() {
-	[[ -f $PID_FILE ]] || return 0
-	local pid
-	pid=$(cat "$PID_FILE")
-	if [[ $pid =~ ^[0-9]+$ ]] && ours "$pid"; then
-		kill "$pid" 2>/dev/null || true
-		for _ in $(seq 50); do
-			pid_alive "$pid" || break
-			sleep 0.1
-		done
-		if pid_alive "$pid"; then
-			log "PID $pid did not stop on SIGTERM within 5s; sending SIGKILL"
-			kill -9 "$pid" 2>/dev/null || true
-		fi
-	fi
-	rm -f "$PID_FILE"
+	stop_recorded "$PID_FILE"
 }
 
 case $CMD in

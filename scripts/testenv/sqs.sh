@@ -20,8 +20,9 @@ readonly CACHE_ROOT=${BERTH_CACHE_DIR:-$HOME/.cache/berth}
 readonly FAUXQS_DIR=$CACHE_ROOT/fauxqs-$FAUXQS_VERSION
 readonly START_TIMEOUT=${BERTH_SQS_START_TIMEOUT:-60} # seconds until it must answer
 
-log() { printf '[sqs] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+readonly SERVICE=sqs
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() { echo "usage: $0 up|down STATE_DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
@@ -30,9 +31,6 @@ readonly STATE_DIR=$2
 readonly PID_FILE=$STATE_DIR/sqs.pid
 readonly PORT_FILE=$STATE_DIR/sqs.port
 readonly LOG_FILE=$STATE_DIR/sqs.log
-
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # The server: fauxqs's Fastify app on 127.0.0.1, port chosen by the kernel and written to PORT_FILE
 # (through a rename, so a reader never sees half a number).
@@ -48,18 +46,6 @@ writeFileSync(file + ".tmp", port + "\n");
 renameSync(file + ".tmp", file);
 console.log(`fauxqs listening on ${address}`);
 '
-
-# run CMD...: runs one install step in the background and waits for it, so that when the harness
-# stops us (SIGTERM) the EXIT trap can stop the step too instead of leaving it behind.
-child=""
-run() {
-	local rc=0
-	"$@" &
-	child=$!
-	wait "$child" || rc=$?
-	child=""
-	return "$rc"
-}
 
 # install builds the cache directory in a temporary sibling and renames it into place, so an
 # interrupted install never leaves a half-filled cache; two concurrent installs are both fine.
@@ -95,15 +81,6 @@ install() {
 }
 
 healthy() { curl -fsS --max-time 2 "http://127.0.0.1:$1/health" 2>/dev/null | grep -q '"ok"'; }
-
-# pid_alive PID: the process exists and has not exited (a zombie waiting to be reaped by init counts as
-# gone: some inits reap only every few seconds).
-pid_alive() {
-	local st
-	kill -0 "$1" 2>/dev/null || return 1
-	st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ ${st%% *} != Z ]]
-}
 
 # ours PID: the process is still the fauxqs we started (not a recycled PID).
 ours() { pid_alive "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "--berth-testenv=sqs"; }
@@ -160,21 +137,8 @@ up() {
 }
 
 down() {
-	[[ -f $PID_FILE ]] || return 0
-	local pid
-	pid=$(cat "$PID_FILE")
-	if [[ $pid =~ ^[0-9]+$ ]] && ours "$pid"; then
-		kill "$pid" 2>/dev/null || true
-		for _ in $(seq 50); do
-			pid_alive "$pid" || break
-			sleep 0.1
-		done
-		if pid_alive "$pid"; then
-			log "PID $pid did not stop on SIGTERM within 5s; sending SIGKILL"
-			kill -9 "$pid" 2>/dev/null || true
-		fi
-	fi
-	rm -f "$PID_FILE" "$PORT_FILE"
+	stop_recorded "$PID_FILE"
+	rm -f "$PORT_FILE"
 }
 
 case $CMD in
