@@ -7,14 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,7 +54,7 @@ type serveEnv struct {
 	image   string
 	engine  *docker.Runtime
 	proc    *exec.Cmd
-	logs    *syncBuffer
+	logs    *testenv.SyncBuffer
 	exited  chan struct{}
 }
 
@@ -126,25 +124,16 @@ docker:
 	return e
 }
 
-func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // start runs `berth serve` and waits until it answers /healthz.
 func (e *serveEnv) start() {
 	e.t.Helper()
 	if e.addr == "" {
-		e.addr = freeAddr(e.t)
+		e.addr = testenv.FreeAddr(e.t)
 	}
 	args := []string{"--config", e.cfgPath, "--addr", e.addr, "--data", filepath.Join(e.dir, "data")}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(args, "\x1f"))
-	e.logs = &syncBuffer{}
+	e.logs = &testenv.SyncBuffer{}
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = e.logs
 	if err := cmd.Start(); err != nil {
@@ -292,24 +281,6 @@ func (e *serveEnv) containers() []runtime.State {
 		e.t.Fatal(err)
 	}
 	return states
-}
-
-// syncBuffer collects the server's log while tests read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func tail(s string, n int) string {

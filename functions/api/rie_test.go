@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -198,7 +197,7 @@ func buildBootstrap(t *testing.T) string {
 type emulator struct {
 	cmd    *exec.Cmd
 	url    string
-	out    *syncBuffer
+	out    *testenv.SyncBuffer
 	done   chan struct{}
 	client *http.Client
 }
@@ -209,7 +208,7 @@ func startRIE(t *testing.T, rie, bootstrap string, env []string) *emulator {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		port, apiPort := freePort(t), freePort(t)
-		out := &syncBuffer{}
+		out := &testenv.SyncBuffer{}
 		cmd := exec.Command(rie,
 			"--runtime-interface-emulator-address", "127.0.0.1:"+port,
 			"--runtime-api-address", "127.0.0.1:"+apiPort,
@@ -300,30 +299,6 @@ func (em *emulator) output() string {
 }
 
 func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
+	_, port, _ := net.SplitHostPort(testenv.FreeAddr(t))
 	return port
-}
-
-// syncBuffer is a bytes.Buffer safe for the two writers of a command.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
