@@ -3,36 +3,19 @@ package boltstore
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/store/storetest"
 )
 
-// fakeClock is the store's clock in tests: it moves only when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// fakeClock is the store's clock in tests: the conformance suite's, which
+// moves only when told to.
+type fakeClock = storetest.Clock
 
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newFakeClock() *fakeClock { return storetest.NewClock() }
 
 // openTest opens a fresh store in t's temp dir and closes it at cleanup.
 func openTest(t testing.TB) (*Store, *fakeClock) {
