@@ -123,15 +123,15 @@ func setPorts(cfg *container.Config, hostCfg *container.HostConfig, ports []bert
 
 // setResources maps CPU, memory and GPUs.
 func setResources(res *container.Resources, r berth.Resources) error {
-	cpu, err := parseCPU(r.CPU)
+	milli, err := berth.ParseCPU(r.CPU)
 	if err != nil {
 		return err
 	}
-	mem, err := parseMemory(r.Memory)
+	mem, err := berth.ParseMemory(r.Memory)
 	if err != nil {
 		return err
 	}
-	res.NanoCPUs = cpu
+	res.NanoCPUs = milli * 1_000_000
 	if mem > 0 {
 		res.Memory = mem
 		// No swap beyond the limit: the limit means what it says, and an

@@ -154,35 +154,3 @@ func TestBindRootsNone(t *testing.T) {
 		t.Errorf("the root itself: %v", err)
 	}
 }
-
-func TestParseQuantities(t *testing.T) {
-	cpus := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"", 0, true}, {"1", 1e9, true}, {"0.5", 5e8, true}, {"500m", 5e8, true}, {"2.25", 2.25e9, true},
-		{"1m", 1e6, true}, {"0.0001", 0, false}, {"-1", 0, false}, {"0", 0, false}, {"1/2", 0, false}, {"x", 0, false},
-	}
-	for _, c := range cpus {
-		got, err := parseCPU(c.in)
-		if (err == nil) != c.ok || got != c.want {
-			t.Errorf("parseCPU(%q) = %d, %v; want %d, ok=%v", c.in, got, err, c.want, c.ok)
-		}
-	}
-	mems := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"", 0, true}, {"1024", 1024, true}, {"256Mi", 256 << 20, true}, {"1Gi", 1 << 30, true},
-		{"1.5Gi", 3 << 29, true}, {"512M", 512e6, true}, {"1k", 1000, true}, {"8Ei", 0, false},
-		{"0", 0, false}, {"12Q", 0, false}, {"Mi", 0, false},
-	}
-	for _, c := range mems {
-		got, err := parseMemory(c.in)
-		if (err == nil) != c.ok || got != c.want {
-			t.Errorf("parseMemory(%q) = %d, %v; want %d, ok=%v", c.in, got, err, c.want, c.ok)
-		}
-	}
-}
