@@ -72,9 +72,15 @@ func (m *Manager) CreateByTemplate(ctx context.Context, c identity.Caller, req C
 	if err != nil {
 		return CreateResult{}, fmt.Errorf("reading template %q: %w", req.Template, err)
 	}
-	if err := m.validateTemplate(tpl); err != nil {
+	err = m.validateTemplate(tpl)
+	if err == nil {
+		err = m.validateBindNesting(ctx, tpl)
+	}
+	if err != nil {
 		// A template stored before a config change (a runtime switched off,
-		// a bind root removed) is refused rather than half-applied.
+		// a bind root removed) or beside one whose writable bind source may
+		// contain its own (two racing writes, or stored before that rule)
+		// is refused rather than half-applied.
 		return CreateResult{}, fmt.Errorf("template %q is no longer valid here: %w", tpl.Name, err)
 	}
 

@@ -72,9 +72,9 @@ func (m *Manager) resolveSpec(t container.Template, inst container.Instance, use
 		}
 		spec.Env[k] = v
 	}
+	m.validateVolumes(&f, t.Volumes, values)
 	for i, v := range t.Volumes {
 		field := fmt.Sprintf("volumes[%d]", i)
-		m.validateVolume(&f, field, v, values)
 		spec.Volumes = append(spec.Volumes, container.Volume{
 			Source: expand(field+".source", v.Source), Target: expand(field+".target", v.Target),
 			ReadOnly: v.ReadOnly, Type: v.Type,
@@ -96,8 +96,21 @@ func (m *Manager) resolveSpec(t container.Template, inst container.Instance, use
 	}
 	maps.Copy(labels, inst.Labels)
 	spec.Labels = labels
+	// What the variables' values made of the paths and the image is
+	// checked as the template was, so the engine never sees it first.
 	if spec.Image == "" {
 		f.add("image", "the template's image expands to nothing")
+	} else {
+		validImage(&f, "image", spec.Image)
+	}
+	if spec.Workdir != "" {
+		validWorkdir(&f, "workdir", spec.Workdir)
+	}
+	for i, s := range spec.Command {
+		noNUL(&f, fmt.Sprintf("command[%d]", i), s)
+	}
+	for i, s := range spec.Args {
+		noNUL(&f, fmt.Sprintf("args[%d]", i), s)
 	}
 	return spec, f.err()
 }

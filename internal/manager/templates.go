@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
+	"github.com/distribution/reference"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/identity"
@@ -31,6 +32,9 @@ func (m *Manager) PutTemplate(ctx context.Context, c identity.Caller, t containe
 		}
 	}
 	if err := m.validateTemplate(t); err != nil {
+		return container.Template{}, false, err
+	}
+	if err := m.validateBindNesting(ctx, t); err != nil {
 		return container.Template{}, false, err
 	}
 	t.Version = 0
@@ -97,23 +101,29 @@ func (m *Manager) validateTemplate(t container.Template) error {
 	}
 	if t.Image == "" {
 		f.add("image", "is required")
-	} else if !imageRef.MatchString(t.Image) {
-		f.add("image", "must not contain white space")
+	} else if err := runvars.Check(t.Image); err != nil {
+		f.add("image", "%v", err)
+	} else {
+		image, _ := runvars.Expand(t.Image, m.placeholders())
+		validImage(&f, "image", image)
 	}
-	checkVars(&f, "image", t.Image)
 	if !slices.Contains(pullPolicies, t.PullPolicy) {
 		f.add("pull_policy", "must be one of %s", quoteList(pullPolicies))
 	}
 	for i, s := range t.Command {
-		checkVars(&f, fmt.Sprintf("command[%d]", i), s)
+		validArg(&f, fmt.Sprintf("command[%d]", i), s)
 	}
 	for i, s := range t.Args {
-		checkVars(&f, fmt.Sprintf("args[%d]", i), s)
+		validArg(&f, fmt.Sprintf("args[%d]", i), s)
 	}
-	if t.Workdir != "" && !strings.HasPrefix(t.Workdir, "/") && !strings.HasPrefix(t.Workdir, "$") {
-		f.add("workdir", "must be an absolute path")
+	if t.Workdir != "" {
+		if err := runvars.Check(t.Workdir); err != nil {
+			f.add("workdir", "%v", err)
+		} else {
+			workdir, _ := runvars.Expand(t.Workdir, m.placeholders())
+			validWorkdir(&f, "workdir", workdir)
+		}
 	}
-	checkVars(&f, "workdir", t.Workdir)
 	validEnv(&f, "env", t.Env)
 	for k, v := range t.Env {
 		checkVars(&f, "env."+k, v)
@@ -123,9 +133,7 @@ func (m *Manager) validateTemplate(t container.Template) error {
 			f.add(fmt.Sprintf("user_env[%d]", i), "invalid variable name")
 		}
 	}
-	for i, v := range t.Volumes {
-		m.validateVolume(&f, fmt.Sprintf("volumes[%d]", i), v, placeholderValues)
-	}
+	m.validateVolumes(&f, t.Volumes, nil)
 	for i, p := range t.Ports {
 		if p.ContainerPort < 1 || p.ContainerPort > 65535 {
 			f.add(fmt.Sprintf("ports[%d].container_port", i), "must be 1-65535")
@@ -136,19 +144,97 @@ func (m *Manager) validateTemplate(t container.Template) error {
 	}
 	validResources(&f, t.Resources)
 	validScheduling(&f, t.Scheduling)
+	if t.Runtime == container.RuntimeDocker {
+		dockerCannot(&f, t)
+	}
 	validLabels(&f, "labels", t.Labels)
 	return f.err()
 }
 
-// placeholderValues stands in for runtime variables when a template is
-// checked before any instance exists: path checks then see a plain name.
-var placeholderValues = func() map[string]string {
-	m := map[string]string{}
-	for _, v := range runvars.Declared {
-		m[v.Name] = "x"
+// validateBindNesting refuses bind sources of t that a writable bind
+// source of t or of another stored template may contain (see
+// bindpattern.go for why).
+func (m *Manager) validateBindNesting(ctx context.Context, t container.Template) error {
+	if len(m.bindPatterns(t)) == 0 {
+		return nil
 	}
-	return m
-}()
+	others, err := m.store.ListTemplates(ctx)
+	if err != nil {
+		return fmt.Errorf("listing templates to check bind mounts: %w", err)
+	}
+	var f fields
+	m.checkBindNesting(&f, t, others)
+	return f.err()
+}
+
+// dockerCannot refuses what a Docker host cannot honour, rather than
+// accepting it and silently ignoring it: Kubernetes scheduling rules and
+// persistent volume claims.
+func dockerCannot(f *fields, t container.Template) {
+	const why = "the docker runtime cannot honour this (Docker hosts are picked by scheduling.host_labels)"
+	if len(t.Scheduling.NodeSelector) > 0 {
+		f.add("scheduling.node_selector", "%s", why)
+	}
+	if len(t.Scheduling.Tolerations) > 0 {
+		f.add("scheduling.tolerations", "%s", why)
+	}
+	if len(t.Scheduling.Constraints) > 0 {
+		f.add("scheduling.constraints", "%s", why)
+	}
+	for i, v := range t.Volumes {
+		if v.Type == container.VolumePVC {
+			f.add(fmt.Sprintf("volumes[%d].type", i), "the docker runtime has no persistent volume claims: use %q (a named volume) or %q", container.VolumeNamed, container.VolumeBind)
+		}
+	}
+}
+
+// validImage checks an image reference against the distribution grammar
+// the engine parses it with: a lower-case repository, an optional tag and
+// an optional well-formed digest.
+func validImage(f *fields, field, image string) {
+	if _, err := reference.ParseNormalizedNamed(image); err != nil {
+		f.add(field, "not a valid image reference: %v", err)
+	}
+}
+
+// validArg checks one command or args element: no NUL (a process argument
+// cannot hold one) and only declared variables.
+func validArg(f *fields, field, s string) {
+	if noNUL(f, field, s) {
+		checkVars(f, field, s)
+	}
+}
+
+// noNUL reports whether s has no NUL byte, adding a field error if it has.
+func noNUL(f *fields, field, s string) bool {
+	if strings.ContainsRune(s, 0) {
+		f.add(field, "must not contain NUL")
+		return false
+	}
+	return true
+}
+
+// validWorkdir checks a working directory with its variables expanded.
+func validWorkdir(f *fields, field, dir string) {
+	switch {
+	case strings.ContainsRune(dir, 0):
+		f.add(field, "must not contain NUL")
+	case !path.IsAbs(dir):
+		f.add(field, "must be an absolute path")
+	}
+}
+
+// placeholders stand in for runtime variables when a template is checked
+// before any instance exists: path checks then see a plain name, and
+// $WORKSPACE_PATH a workspace.
+func (m *Manager) placeholders() map[string]string {
+	vals := map[string]string{}
+	for _, v := range runvars.Declared {
+		vals[v.Name] = "x"
+	}
+	vals["WORKSPACE_PATH"] = m.workspacePath("x")
+	return vals
+}
 
 func checkVars(f *fields, field, s string) {
 	if err := runvars.Check(s); err != nil {
@@ -156,53 +242,107 @@ func checkVars(f *fields, field, s string) {
 	}
 }
 
-// validateVolume checks a volume with variables expanded by values: at
-// template time with placeholders, at create time with the real values, so
-// a variable can never move a bind mount outside the allowed roots.
-func (m *Manager) validateVolume(f *fields, field string, v container.Volume, values map[string]string) {
+// Volume names as the engine and Kubernetes accept them: Docker's local
+// volume names, and DNS subdomains for claims.
+var (
+	dockerVolumeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
+	claimName        = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
+)
+
+// validateVolumes checks every volume with variables expanded by values:
+// at template time (values nil) with placeholders, at create time with the
+// real values, so a variable can never move a bind mount outside the
+// allowed roots or change the shape of its path.
+func (m *Manager) validateVolumes(f *fields, vols []container.Volume, values map[string]string) {
+	targets := map[string]string{}
+	for i, v := range vols {
+		field := fmt.Sprintf("volumes[%d]", i)
+		target := m.validateVolume(f, field, v, values)
+		if target == "" {
+			continue
+		}
+		if first, dup := targets[target]; dup {
+			f.add(field+".target", "%s already mounts %q", first, target)
+		}
+		targets[target] = field
+	}
+}
+
+// validateVolume checks one volume and returns its clean target ("" when
+// the target is invalid).
+func (m *Manager) validateVolume(f *fields, field string, v container.Volume, values map[string]string) string {
 	if !slices.Contains(volumeTypes, v.Type) {
 		f.add(field+".type", "must be one of %s", quoteList(volumeTypes))
-		return
+		return ""
 	}
-	target, err := runvars.Expand(v.Target, values)
-	if err != nil {
+	expandWith := values
+	if expandWith == nil {
+		expandWith = m.placeholders()
+	}
+	var clean string
+	target, err := runvars.Expand(v.Target, expandWith)
+	switch {
+	case err != nil:
 		f.add(field+".target", "%v", err)
-	} else if !path.IsAbs(target) {
+	case !path.IsAbs(target):
 		f.add(field+".target", "must be an absolute path")
+	case strings.ContainsAny(target, ":,\x00"):
+		f.add(field+".target", "must not contain ':', ',' or NUL")
+	case path.Clean(target) == "/":
+		f.add(field+".target", "must not be '/': a mount cannot replace the container's root")
+	default:
+		clean = path.Clean(target)
 	}
-	source, err := runvars.Expand(v.Source, values)
+	source, err := runvars.Expand(v.Source, expandWith)
 	if err != nil {
 		f.add(field+".source", "%v", err)
-		return
+		return clean
 	}
 	switch v.Type {
 	case container.VolumeBind:
-		if !path.IsAbs(source) {
-			f.add(field+".source", "must be an absolute path")
-		} else if clean := path.Clean(source); clean != strings.TrimSuffix(source, "/") || !underRoots(clean, m.bindRoots) {
-			f.add(field+".source", "must be a clean path inside the allowed bind roots (%s)", quoteList(m.bindRoots))
+		m.validateBindSource(f, field+".source", v, source, values != nil)
+	case container.VolumeNamed:
+		if !dockerVolumeName.MatchString(source) {
+			f.add(field+".source", "must be a volume name: letters, digits, '_', '.' or '-', starting with a letter or digit")
 		}
-	case container.VolumeNamed, container.VolumePVC:
-		if source == "" || strings.Contains(source, "/") {
-			f.add(field+".source", "must be a volume name")
+	case container.VolumePVC:
+		if !claimName.MatchString(source) {
+			f.add(field+".source", "must be a claim name: lower-case letters, digits, '-' or '.', starting and ending with a letter or digit")
 		}
 	case container.VolumeEmptyDir:
 		if source != "" {
 			f.add(field+".source", "must be empty for empty_dir")
 		}
 	}
+	return clean
+}
+
+// validateBindSource checks a bind source's pattern and, expanded, that it
+// lies inside the allowed roots; at create (resolved) also that the real
+// values kept the pattern's shape.
+func (m *Manager) validateBindSource(f *fields, field string, v container.Volume, source string, resolved bool) {
+	p, err := parseBindPattern(v.Source, m.workspaceRoot, v.ReadOnly)
+	if err != nil {
+		f.add(field, "%v", err)
+		return
+	}
+	if resolved {
+		if err := p.check(source); err != nil {
+			f.add(field, "%v", err)
+			return
+		}
+	}
+	if clean := path.Clean(source); !underRoots(clean, m.bindRoots) {
+		f.add(field, "must be inside the allowed bind roots (%s)", quoteList(m.bindRoots))
+	}
 }
 
 func validResources(f *fields, r container.Resources) {
-	if r.CPU != "" {
-		if q, err := resource.ParseQuantity(r.CPU); err != nil || q.Sign() <= 0 {
-			f.add("resources.cpu", "must be a positive quantity such as 0.5 or 500m")
-		}
+	if _, err := container.ParseCPU(r.CPU); err != nil {
+		f.add("resources.cpu", "%v", err)
 	}
-	if r.Memory != "" {
-		if q, err := resource.ParseQuantity(r.Memory); err != nil || q.Value() < 4<<20 {
-			f.add("resources.memory", "must be a quantity of at least 4Mi, such as 256Mi or 1Gi")
-		}
+	if _, err := container.ParseMemory(r.Memory); err != nil {
+		f.add("resources.memory", "%v", err)
 	}
 	if r.GPUs < 0 || r.GPUs > 16 {
 		f.add("resources.gpus", "must be 0-16")

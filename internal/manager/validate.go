@@ -15,7 +15,6 @@ var (
 	labelKey   = regexp.MustCompile(`^([a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`)
 	labelValue = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?)?$`)
 	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	imageRef   = regexp.MustCompile(`^[^\s]+$`)
 	// instanceID is a ULID: what container.NewID makes.
 	instanceID   = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{26}$`)
 	maxLabels    = 32
