@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 
@@ -21,7 +22,50 @@ func classify(err error, op, instance, node string) error {
 	if errors.As(err, &re) {
 		return err // already classified deeper down
 	}
-	return runtime.NewError(kindOf(err), op, instance, node, err)
+	kind := kindOf(err)
+	if kind == runtime.ErrUnavailable && (op == "create" || op == "start") && badSpec(err) {
+		kind = runtime.ErrInvalid
+	}
+	return runtime.NewError(kind, op, instance, node, err)
+}
+
+// badSpecMessages are what an engine answers, as a 500, to a container spec
+// it can never run: API 1.41 engines report these as server errors, and
+// newer ones as 400s with the same text. Retrying them only hides the
+// cause: they are ErrInvalid, and the instance fails saying why.
+var badSpecMessages = []string{
+	"invalid volume specification", // a bind it cannot parse, target "/"
+	"invalid mount config",         // ditto, from the mount parser
+	"duplicate mount point",        // two volumes on one target
+	"cannot mkdir",                 // workdir names a file in the image
+	"not a directory",              // a path through a file
+	"invalid argument",             // a path holding NUL
+	"executable file not found",    // command not in the image
+	"no such file or directory",    // command or workdir missing from the image
+	"exec format error",            // command is not a program for this host
+	"invalid reference format",     // an image reference the engine cannot parse
+	"minimum memory limit",         // memory below the engine's floor
+	"range of cpus",                // more CPUs than the host has
+	"invalid port specification",   // a port it cannot parse
+	"permission denied",            // command not executable
+	"is not a valid volume name",   // (older engines' wording)
+	"includes invalid characters",  // a volume name it refuses
+}
+
+// badSpec reports whether an engine server error is about the spec rather
+// than the engine: only server errors (500) are read, so a connection
+// failure whose text happens to match is still unavailable.
+func badSpec(err error) bool {
+	if !cerrdefs.IsInternal(err) && !cerrdefs.IsUnknown(err) {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	for _, m := range badSpecMessages {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func kindOf(err error) error {

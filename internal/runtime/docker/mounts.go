@@ -3,12 +3,16 @@ package docker
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/moby/moby/api/types/mount"
 
 	"github.com/berth-io/berth/internal/container"
 )
+
+// volumeName is what the engine's local volume driver accepts as a name.
+var volumeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // mounts turns the spec's volumes into Docker mounts for host hc, refusing
 // what the host does not allow. Errors are about the request (invalid).
@@ -25,6 +29,9 @@ func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, b
 			return nil, nil, fmt.Errorf("volume target %q: want an absolute path", v.Target)
 		}
 		m := mount.Mount{Target: path.Clean(v.Target), ReadOnly: v.ReadOnly}
+		if m.Target == "/" {
+			return nil, nil, fmt.Errorf("volume %q: target '/' would replace the container's root", v.Source)
+		}
 		switch v.Type {
 		case container.VolumeBind:
 			if err := bindAllowed(v.Source, allowedRoots); err != nil {
@@ -40,7 +47,7 @@ func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, b
 			binds = append(binds, b)
 			continue
 		case container.VolumeNamed, "":
-			if v.Source == "" || strings.Contains(v.Source, "/") {
+			if !volumeName.MatchString(v.Source) {
 				return nil, nil, fmt.Errorf("volume %q: want a volume name (a host path needs type %q)", v.Source, container.VolumeBind)
 			}
 			m.Type, m.Source = mount.TypeVolume, v.Source
@@ -55,13 +62,39 @@ func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, b
 		}
 		ms = append(ms, m)
 	}
+	if err := bindsNested(vols); err != nil {
+		return nil, nil, err
+	}
 	return ms, binds, nil
 }
 
+// bindsNested refuses a spec in which a writable bind source contains
+// another bind source: a container mounting the first could replace a
+// directory on the way to the second with a symlink, and the engine would
+// follow it on the host. The manager refuses such templates (treating
+// runtime variables as wildcards, across all templates); this repeats the
+// rule on the resolved paths of the one spec the engine is about to get.
+func bindsNested(vols []container.Volume) error {
+	for _, p := range vols {
+		if p.Type != container.VolumeBind || p.ReadOnly {
+			continue
+		}
+		outer := strings.TrimSuffix(path.Clean(p.Source), "/") + "/"
+		for _, q := range vols {
+			if q.Type == container.VolumeBind && strings.HasPrefix(path.Clean(q.Source), outer) {
+				return fmt.Errorf("bind mount %q lies inside the writable bind mount %q: a container could redirect it with a symlink", q.Source, p.Source)
+			}
+		}
+	}
+	return nil
+}
+
 // bindAllowed checks a bind source against a host's allowed roots. The check
-// is on the cleaned path, so "/data/../etc" is /etc; a symlink under a root
-// that points outside it is the host admin's to avoid, as the engine (not
-// berth) resolves it on the host.
+// is on the cleaned path, so "/data/../etc" is /etc. It is a check of
+// strings: what keeps a container from redirecting a source with a symlink
+// is that none can write a directory above one (bindsNested, and the
+// manager's rule across templates); a symlink the host's admin put under a
+// root is the admin's to answer for.
 func bindAllowed(src string, roots []string) error {
 	if !path.IsAbs(src) {
 		return fmt.Errorf("bind mount source %q: want an absolute host path", src)

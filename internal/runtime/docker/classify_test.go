@@ -1,0 +1,69 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+
+	cerrdefs "github.com/containerd/errdefs"
+
+	berth "github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/runtime"
+)
+
+// TestClassify: what an engine says about a spec it can never run is
+// invalid (not retried), even when API 1.41 sends it as a 500; a 500 about
+// the engine, and a connection failure whatever its text, stay unavailable.
+func TestClassify(t *testing.T) {
+	server := func(msg string) error {
+		return fmt.Errorf("Error response from daemon: %s: %w", msg, cerrdefs.ErrInternal)
+	}
+	cases := []struct {
+		name string
+		op   string
+		err  error
+		want error
+	}{
+		{"target /", "create", server(`invalid volume specification: '/tmp:/': invalid mount config for type "bind": invalid specification: destination can't be '/'`), runtime.ErrInvalid},
+		{"workdir is a file", "create", server("Cannot mkdir: /bin/sh is not a directory"), runtime.ErrInvalid},
+		{"NUL in a path", "create", server("lstat /var/lib/docker/vfs/dir/x/a\x00b: invalid argument"), runtime.ErrInvalid},
+		{"command missing", "start", server(`failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "/nonexistent": stat /nonexistent: no such file or directory: unknown`), runtime.ErrInvalid},
+		{"engine trouble on create", "create", server("devmapper: Thin Pool has 0 free data blocks"), runtime.ErrUnavailable},
+		{"bad-spec text on a stop", "stop", server("invalid argument"), runtime.ErrUnavailable},
+		{"socket missing", "create", &net.OpError{Op: "dial", Net: "unix", Err: errors.New("connect: no such file or directory")}, runtime.ErrUnavailable},
+		{"400", "create", fmt.Errorf("bad: %w", cerrdefs.ErrInvalidArgument), runtime.ErrInvalid},
+		{"404", "start", fmt.Errorf("gone: %w", cerrdefs.ErrNotFound), runtime.ErrNotFound},
+		{"cancelled", "create", context.Canceled, runtime.ErrUnavailable},
+	}
+	for _, c := range cases {
+		err := classify(c.err, c.op, "01TEST", "h1")
+		var re *runtime.Error
+		if !errors.As(err, &re) || re.Kind != c.want {
+			t.Errorf("%s: classify = %v, want kind %v", c.name, err, c.want)
+		}
+	}
+}
+
+func TestBindsNested(t *testing.T) {
+	bind := func(src string, ro bool) berth.Volume {
+		return berth.Volume{Type: berth.VolumeBind, Source: src, Target: "/t" + src, ReadOnly: ro}
+	}
+	cases := []struct {
+		name string
+		vols []berth.Volume
+		ok   bool
+	}{
+		{"the issue's spec", []berth.Volume{bind("/r/alice", false), bind("/r/alice/evil", false)}, false},
+		{"order does not matter", []berth.Volume{bind("/r/alice/evil", true), bind("/r/alice/", false)}, false},
+		{"read-only outer", []berth.Volume{bind("/r/alice", true), bind("/r/alice/evil", false)}, true},
+		{"siblings", []berth.Volume{bind("/r/alice", false), bind("/r/alice2", false)}, true},
+		{"the same directory twice", []berth.Volume{bind("/r/alice", false), bind("/r/alice/", false)}, true},
+	}
+	for _, c := range cases {
+		if err := bindsNested(c.vols); (err == nil) != c.ok {
+			t.Errorf("%s: bindsNested = %v, want ok=%v", c.name, err, c.ok)
+		}
+	}
+}
