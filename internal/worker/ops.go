@@ -99,7 +99,7 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	}
 	st, err := w.waitStable(ctx, rt, ref, createStart.Add(w.timeout))
 	if err != nil {
-		return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
+		return w.afterRuntimeError(ctx, log, rt, inst.ID, unstable(rt, ref, err))
 	}
 	if err := w.report(ctx, st); err != nil {
 		return err
@@ -130,7 +130,7 @@ func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message
 	}
 	st, err := w.waitStable(ctx, rt, ref, w.now().Add(w.timeout))
 	if err != nil {
-		return err
+		return unstable(rt, ref, err)
 	}
 	return w.report(ctx, st)
 }
@@ -248,6 +248,41 @@ func (w *Worker) waitStable(ctx context.Context, rt runtime.Runtime, ref runtime
 		case <-time.After(poll):
 		}
 		poll = min(poll*2, 2*time.Second)
+	}
+}
+
+// errUnstable is a container that did not become stable within the start
+// timeout. Once the instance has failed (not before: the state loop would
+// record the stop's exit instead of the timeout), the container is
+// stopped, since one that came up late would run with nobody expecting
+// it. It is stopped, not removed, so its logs stay readable and a start or
+// a delete finds it.
+type errUnstable struct {
+	rt  runtime.Runtime
+	ref runtime.Ref
+	err error
+}
+
+func (e *errUnstable) Error() string { return e.err.Error() }
+func (e *errUnstable) Unwrap() error { return e.err }
+
+// unstable marks a start-timeout error from waitStable; others pass as
+// they are.
+func unstable(rt runtime.Runtime, ref runtime.Ref, err error) error {
+	if !errors.Is(err, errPermanent) {
+		return err
+	}
+	return &errUnstable{rt: rt, ref: ref, err: err}
+}
+
+// stopUnstable stops the container of an errUnstable, after the failure.
+func (w *Worker) stopUnstable(ctx context.Context, log *slog.Logger, cause error) {
+	var u *errUnstable
+	if !errors.As(cause, &u) {
+		return
+	}
+	if err := u.rt.Stop(ctx, u.ref, w.grace); err != nil {
+		log.WarnContext(ctx, "stopping a container that missed the start timeout", "error", err)
 	}
 }
 

@@ -95,6 +95,7 @@ func (w *Worker) Process(ctx context.Context, d queue.Delivery) Result {
 		return w.retry(ctx, log, msg, attempt, err)
 	default:
 		w.fail(ctx, log, msg, attempt, err)
+		w.stopUnstable(ctx, log, err)
 		return ack("failed: " + err.Error())
 	}
 }
