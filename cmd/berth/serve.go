@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -213,26 +210,13 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 // putTemplates stores every <name>.json of dir through the manager (so
 // each is validated as an API PUT would be), replacing what is there.
 func (s *server) putTemplates(ctx context.Context, dir string) error {
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	tpls, err := readTemplates(dir)
 	if err != nil {
 		return err
 	}
-	for _, file := range files {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			return err
-		}
-		var t container.Template
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&t); err != nil {
-			return fmt.Errorf("template %s: %w", file, err)
-		}
-		if t.Name == "" {
-			t.Name = strings.TrimSuffix(filepath.Base(file), ".json")
-		}
+	for _, t := range tpls {
 		if _, _, err := s.manager.PutTemplate(ctx, identity.Caller{User: "berth-serve", Admin: true}, t); err != nil {
-			return fmt.Errorf("template %s: %w", file, err)
+			return fmt.Errorf("template %s in %s: %w", t.Name, dir, err)
 		}
 		fmt.Fprintf(s.out, "  template: %s (%s)\n", t.Name, t.Image)
 	}
