@@ -5,9 +5,10 @@
 package manager
 
 import (
+	"fmt"
 	"log/slog"
 	"path"
-	"regexp"
+	"strings"
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
@@ -81,14 +82,28 @@ func New(o Options) *Manager {
 // their writes through it wake this process's waiters at once.
 func (m *Manager) Store() store.Store { return m.store }
 
-var unsafePathChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
-
-// workspacePath is WorkspaceRoot/<user>, with the user id reduced to
-// characters that cannot climb out of the root.
+// workspacePath is WorkspaceRoot/<user>, the user id made one path
+// element: kept as it is when it is letters, digits, '.', '_' and '-' only
+// (and not "." or ".."), else every other byte percent-encoded. The
+// encoding is one-to-one, so two users never share a workspace ("a@b" and
+// "a_b" are a%40b and a_b), and no id can climb out of the root.
 func (m *Manager) workspacePath(user string) string {
-	u := unsafePathChars.ReplaceAllString(user, "_")
-	if u == "." || u == ".." {
-		u = "_"
+	var b strings.Builder
+	for i := 0; i < len(user); i++ {
+		c := user[i]
+		if c < 0x80 && safePathByte[c] && !(c == '.' && (user == "." || user == "..")) {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
 	}
-	return path.Join(m.workspaceRoot, u)
+	return path.Join(m.workspaceRoot, b.String())
 }
+
+// safePathByte marks the ASCII bytes kept as they are in a workspace name.
+var safePathByte = func() (t [0x80]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	return t
+}()
