@@ -153,6 +153,15 @@ func target(s fsm.Status, ob Observation) (to fsm.Status, eventType string, ok b
 			return fsm.Stopped, container.EventStopped, true
 		case fsm.Stopped, fsm.Failed:
 			return s, "", true // already there: a duplicate
+		case fsm.Pending, fsm.Creating:
+			if ob.Kind == ObservedDestroyed {
+				// The create worker is in charge: an engine removes the
+				// container of a create it refused, and the worker records
+				// the engine's reason; a removal from outside is found by
+				// the worker's next step (or the reconciler's stuck check).
+				// Failing here would race the true reason with a false one.
+				return s, "", false
+			}
 		}
 		if ob.Kind == ObservedDestroyed {
 			return fsm.Failed, container.EventFailed, true

@@ -64,6 +64,8 @@ func TestOnEvent(t *testing.T) {
 		{fsm.Stopped, exit0, manager.AppliedNoop, fsm.Stopped, ""},
 		{fsm.Failed, exit3, manager.AppliedNoop, fsm.Failed, ""},
 		{fsm.Running, gone, manager.AppliedTransition, fsm.Failed, container.EventFailed},
+		{fsm.Creating, gone, manager.AppliedExpected, fsm.Creating, ""},
+		{fsm.Pending, gone, manager.AppliedExpected, fsm.Pending, ""},
 		{fsm.Starting, exit0, manager.AppliedRejected, fsm.Starting, container.EventTransitionReject},
 		{fsm.Pending, exit3, manager.AppliedTransition, fsm.Failed, container.EventFailed},
 	}
