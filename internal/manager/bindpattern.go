@@ -149,7 +149,7 @@ func (p bindPattern) exposes(q bindPattern) bool { return !p.readOnly && p.mayCo
 
 // check reports whether the resolved path fits the pattern segment for
 // segment: a variable's value that held a '/' or was empty (changing the
-// number of segments), or was "." or "..", does not.
+// number of segments), was "." or "..", or held ':', ',' or NUL, does not.
 func (p bindPattern) check(resolved string) error {
 	parts := strings.Split(strings.TrimSuffix(resolved, "/"), "/")
 	if len(parts) != len(p.segs)+1 || parts[0] != "" {
@@ -160,8 +160,8 @@ func (p bindPattern) check(resolved string) error {
 		if s.wild == nil {
 			continue // literal: equal by construction
 		}
-		if got == "." || got == ".." || !s.wild.MatchString(got) {
-			return fmt.Errorf("resolves to %q: every runtime variable in a bind source must be one non-empty path element other than '.' or '..'", resolved)
+		if got == "." || got == ".." || strings.ContainsAny(got, ":,\x00") || !s.wild.MatchString(got) {
+			return fmt.Errorf("resolves to %q: every runtime variable in a bind source must be one non-empty path element other than '.' or '..', without ':', ',' or NUL", resolved)
 		}
 	}
 	return nil

@@ -79,6 +79,9 @@ func TestBindPatternCheck(t *testing.T) {
 		{"/srv/berth//g-dev", false},        // an empty user id
 		{"/srv/berth/alice/g-dev/x", false}, // a '/' in the group
 		{"/srv/berth/alice/h-dev", false},   // not what the literal says
+		{"/srv/berth/a\x00b/g-dev", false},  // NUL in the user id
+		{"/srv/berth/a:b/g-dev", false},     // Docker's bind separator
+		{"/srv/berth/alice/g-d,v", false},   // and its option separator
 	}
 	for _, c := range cases {
 		if err := p.check(c.resolved); (err == nil) != c.ok {
