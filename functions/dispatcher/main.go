@@ -1,8 +1,8 @@
 // Command dispatcher is berth's dispatcher Lambda function: batches of the
 // outbox table's DynamoDB Streams records in, one SQS message per outbox
 // INSERT out (creates to the create queue, start/stop/delete to the
-// lifecycle queue), partial batch failures reported back (internal/outbox's
-// StreamHandler).
+// lifecycle queue), partial batch failures reported back (internal/lambdastream's
+// Handler).
 //
 // Configuration comes from the environment only (BERTH_* variables, see
 // internal/config): BERTH_STORE_TABLE_PREFIX names the tables,

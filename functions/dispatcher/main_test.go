@@ -18,8 +18,9 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/lambdastream"
+	"github.com/berth-io/berth/internal/lambdastream/streamtest"
 	"github.com/berth-io/berth/internal/outbox"
-	"github.com/berth-io/berth/internal/outbox/streamtest"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/memqueue"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
@@ -72,7 +73,7 @@ func TestFixturesRoundTrip(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			ev := testenv.RoundTrip[events.DynamoDBEvent](t, f, nil)
 			for _, r := range ev.Records {
-				if outbox.TableFromStreamARN(r.EventSourceArn) != fixtureTable {
+				if lambdastream.TableFromARN(r.EventSourceArn) != fixtureTable {
 					t.Errorf("record %s: eventSourceARN %q is not the default outbox table's stream", r.EventID, r.EventSourceArn)
 				}
 			}
@@ -83,11 +84,11 @@ func TestFixturesRoundTrip(t *testing.T) {
 // fixtureHandler is the function's handler for the default prefix, on
 // in-process queues and an empty store (MarkDispatched of the fixture's
 // unknown item is logged and ignored, as the dispatcher does).
-func fixtureHandler(t *testing.T) (*outbox.StreamHandler, *memqueue.Queue, *memqueue.Queue) {
+func fixtureHandler(t *testing.T) (*lambdastream.Handler, *memqueue.Queue, *memqueue.Queue) {
 	cq := memqueue.New(memqueue.Options{Name: "create"})
 	lq := memqueue.New(memqueue.Options{Name: "lifecycle"})
 	t.Cleanup(func() { _ = cq.Close(); _ = lq.Close() })
-	h := &outbox.StreamHandler{
+	h := &lambdastream.Handler{
 		Dispatcher: &outbox.Dispatcher{
 			Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq, outbox.LifecycleQueue: lq},
 			Store:  teststores.Bolt(t, nil),

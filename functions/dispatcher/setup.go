@@ -10,6 +10,7 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/lambdaenv"
+	"github.com/berth-io/berth/internal/lambdastream"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
@@ -19,7 +20,7 @@ import (
 
 // setup loads the configuration from env and builds the stream handler on
 // DynamoDB and SQS: everything a Lambda container keeps between events.
-func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*outbox.StreamHandler, error) {
+func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*lambdastream.Handler, error) {
 	cfg, err := loadConfig(env)
 	if err != nil {
 		return nil, err
@@ -37,8 +38,8 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 }
 
 // newHandler wires the dispatcher on the clients.
-func newHandler(cfg *config.Config, ddb *dynamodb.Client, sqsClient sqsqueue.API, emf *metrics.Emitter, logger *slog.Logger) *outbox.StreamHandler {
-	return &outbox.StreamHandler{
+func newHandler(cfg *config.Config, ddb *dynamodb.Client, sqsClient sqsqueue.API, emf *metrics.Emitter, logger *slog.Logger) *lambdastream.Handler {
+	return &lambdastream.Handler{
 		Dispatcher: &outbox.Dispatcher{
 			Queues: map[outbox.QueueName]queue.Queue{
 				outbox.CreateQueue:    sqsqueue.New(sqsClient, cfg.Queue.CreateQueueURL),

@@ -18,10 +18,11 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/lambdastream"
+	"github.com/berth-io/berth/internal/lambdastream/streamtest"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/monitor"
 	"github.com/berth-io/berth/internal/outbox"
-	"github.com/berth-io/berth/internal/outbox/streamtest"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/memqueue"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
@@ -97,7 +98,7 @@ func TestServerlessPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler := &outbox.StreamHandler{
+	handler := &lambdastream.Handler{
 		Dispatcher:  &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: queues[outbox.CreateQueue], outbox.LifecycleQueue: queues[outbox.LifecycleQueue]}, Store: st, Logger: quiet},
 		OutboxTable: table, Logger: quiet,
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/lambdaenv"
+	"github.com/berth-io/berth/internal/lambdasqs"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
@@ -91,11 +92,11 @@ func (f *function) handle(ctx context.Context, ev events.SQSEvent) events.SQSEve
 		if q == nil {
 			f.log.WarnContext(ctx, "record from an unknown queue; its retry uses the queue's own visibility timeout", "source", src)
 		}
-		var rq worker.Requeuer
+		var rq lambdasqs.Requeuer
 		if q != nil {
 			rq = q
 		}
-		part := f.w.HandleSQSEvent(ctx, rq, events.SQSEvent{Records: bySource[src]})
+		part := lambdasqs.Handle(ctx, f.w, rq, events.SQSEvent{Records: bySource[src]}, f.log)
 		resp.BatchItemFailures = append(resp.BatchItemFailures, part.BatchItemFailures...)
 	}
 	return resp

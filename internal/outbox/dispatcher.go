@@ -121,7 +121,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, items []container.OutboxItem)
 			d.log().DebugContext(ctx, "outbox item already finished; not dispatched", itemAttrs(it, "state", it.State)...)
 			continue
 		}
-		if err := validate(it); err != nil {
+		if err := Validate(it); err != nil {
 			failed[it.ID] = err
 			d.log().ErrorContext(ctx, "outbox item cannot be dispatched", itemAttrs(it, "error", err)...)
 			continue
@@ -185,7 +185,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, items []container.OutboxItem)
 	return sent, failed
 }
 
-func validate(it container.OutboxItem) error {
+// Validate reports whether it can be sent: an id usable as a batch entry
+// id, an instance id and a known op. ErrInvalidItem wraps every refusal.
+func Validate(it container.OutboxItem) error {
 	switch {
 	case it.ID == "":
 		return fmt.Errorf("%w: no id", ErrInvalidItem)

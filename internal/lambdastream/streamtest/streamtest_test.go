@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/berth-io/berth/internal/outbox"
-	"github.com/berth-io/berth/internal/outbox/streamtest"
+	"github.com/berth-io/berth/internal/lambdastream"
+	"github.com/berth-io/berth/internal/lambdastream/streamtest"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
@@ -22,7 +22,7 @@ import (
 )
 
 // TestAttributeConversions: streams API → aws-lambda-go (streamtest) →
-// DynamoDB API (outbox.FromEventAttributes) gives what the SDK's own
+// DynamoDB API (lambdastream.FromEventAttributes) gives what the SDK's own
 // streams → DynamoDB conversion gives, for every attribute type.
 func TestAttributeConversions(t *testing.T) {
 	in := map[string]types.AttributeValue{
@@ -41,7 +41,7 @@ func TestAttributeConversions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := outbox.FromEventAttributes(streamtest.Attributes(in))
+	got, err := lambdastream.FromEventAttributes(streamtest.Attributes(in))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -275,7 +275,7 @@ func Attribute(v types.AttributeValue) events.DynamoDBAttributeValue {
 	panic(fmt.Sprintf("streamtest: unknown attribute value type %T", v))
 }
 
-// Handler is a stream-triggered Lambda's handler (outbox.StreamHandler.Handle).
+// Handler is a stream-triggered Lambda's handler (lambdastream.Handler.Handle).
 type Handler func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
 // Pump feeds a stream to a handler the way an event source mapping with

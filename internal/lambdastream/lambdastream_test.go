@@ -1,4 +1,4 @@
-package outbox_test
+package lambdastream_test
 
 import (
 	"context"
@@ -18,8 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/lambdastream"
+	"github.com/berth-io/berth/internal/lambdastream/streamtest"
 	"github.com/berth-io/berth/internal/outbox"
-	"github.com/berth-io/berth/internal/outbox/streamtest"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/store/dynamostore"
@@ -40,7 +41,7 @@ type streamEnv struct {
 	arn       string
 	create    *sqsqueue.Queue
 	lifecycle *sqsqueue.Queue
-	handler   *outbox.StreamHandler
+	handler   *lambdastream.Handler
 }
 
 func newStreamEnv(t *testing.T) *streamEnv {
@@ -69,7 +70,7 @@ func newStreamEnv(t *testing.T) *streamEnv {
 	sc := sqsqueue.NewLocalClient(sqsEndpoint)
 	e.create = sqsQueue(t, sc, prefix+"create")
 	e.lifecycle = sqsQueue(t, sc, prefix+"lifecycle")
-	e.handler = &outbox.StreamHandler{
+	e.handler = &lambdastream.Handler{
 		Dispatcher: &outbox.Dispatcher{
 			Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: e.create, outbox.LifecycleQueue: e.lifecycle},
 			Store:  e.store,
@@ -138,7 +139,7 @@ func TestStreamHandlerOnDynamoDBLocal(t *testing.T) {
 
 	recs := e.records(t, 1)
 	r := recs[0]
-	if r.EventName != "INSERT" || outbox.TableFromStreamARN(r.EventSourceArn) != e.table {
+	if r.EventName != "INSERT" || lambdastream.TableFromARN(r.EventSourceArn) != e.table {
 		t.Fatalf("stream record %s on %s, want an INSERT on %s", r.EventName, r.EventSourceArn, e.table)
 	}
 	if failed := e.handle(t, r); len(failed) != 0 {

@@ -1,4 +1,9 @@
-package outbox
+// Package lambdastream is the dispatcher Lambda's adapter: DynamoDB Streams
+// records of the outbox table in, outbox items decoded with dynamostore's
+// own decoder and handed to an outbox.Dispatcher, partial batch failures
+// out. It keeps aws-lambda-go's event types out of internal/outbox, which
+// knows stores and queues, not Lambda.
+package lambdastream
 
 import (
 	"context"
@@ -10,10 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
-// StreamHandler is the dispatcher Lambda's handler: a batch of the outbox
+// Handler is the dispatcher Lambda's handler: a batch of the outbox
 // table's DynamoDB Streams records in, the outbox INSERTs dispatched, and
 // the records that failed reported as partial batch failures.
 //
@@ -33,27 +39,30 @@ import (
 // and name an on-failure destination, so that a poison record ends there
 // instead of blocking its shard; an item whose record gave up is still
 // pending in the table and the reconciler's Sweep sends it.
-type StreamHandler struct {
-	Dispatcher *Dispatcher
+type Handler struct {
+	Dispatcher *outbox.Dispatcher
 	// OutboxTable is the outbox table's full name (prefix + "outbox").
 	// Records whose eventSourceARN names another table are ignored. Empty,
 	// or a record without an ARN: the image's shape decides.
 	OutboxTable string
-	// Logger defaults to the Dispatcher's.
+	// Logger defaults to the Dispatcher's, then slog.Default.
 	Logger *slog.Logger
 }
 
-func (h *StreamHandler) log() *slog.Logger {
-	if h.Logger != nil {
+func (h *Handler) log() *slog.Logger {
+	switch {
+	case h.Logger != nil:
 		return h.Logger
+	case h.Dispatcher.Logger != nil:
+		return h.Dispatcher.Logger
 	}
-	return h.Dispatcher.log()
+	return slog.Default()
 }
 
 // Handle processes one batch. It never returns an error: every failure is a
 // batch item failure, so that Lambda retries only from the first failed
 // record.
-func (h *StreamHandler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	var items []container.OutboxItem
 	seqs := map[string][]string{} // outbox id → sequence numbers of its records
@@ -63,7 +72,7 @@ func (h *StreamHandler) Handle(ctx context.Context, ev events.DynamoDBEvent) (ev
 			ignored++
 			continue
 		}
-		it, err := DecodeStreamImage(rec.Change.NewImage)
+		it, err := DecodeImage(rec.Change.NewImage)
 		if err != nil {
 			h.log().ErrorContext(ctx, "outbox stream record cannot be decoded; reported as failed",
 				"event_id", rec.EventID, "sequence_number", rec.Change.SequenceNumber, "error", err)
@@ -90,12 +99,12 @@ func (h *StreamHandler) Handle(ctx context.Context, ev events.DynamoDBEvent) (ev
 }
 
 // relevant reports whether a record is an outbox INSERT.
-func (h *StreamHandler) relevant(rec events.DynamoDBEventRecord) bool {
+func (h *Handler) relevant(rec events.DynamoDBEventRecord) bool {
 	if rec.EventName != string(events.DynamoDBOperationTypeInsert) {
 		return false
 	}
 	if h.OutboxTable != "" && rec.EventSourceArn != "" {
-		return TableFromStreamARN(rec.EventSourceArn) == h.OutboxTable
+		return TableFromARN(rec.EventSourceArn) == h.OutboxTable
 	}
 	// No table to compare with: an outbox item has these attributes.
 	img := rec.Change.NewImage
@@ -107,9 +116,9 @@ func (h *StreamHandler) relevant(rec events.DynamoDBEventRecord) bool {
 	return true
 }
 
-// TableFromStreamARN returns the table name of a stream ARN
+// TableFromARN returns the table name of a stream ARN
 // (arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL), or "".
-func TableFromStreamARN(arn string) string {
+func TableFromARN(arn string) string {
 	_, rest, ok := strings.Cut(arn, ":table/")
 	if !ok {
 		return ""
@@ -121,9 +130,9 @@ func TableFromStreamARN(arn string) string {
 	return name
 }
 
-// DecodeStreamImage decodes a stream record's image of an outbox item,
+// DecodeImage decodes a stream record's image of an outbox item,
 // with dynamostore's own decoder.
-func DecodeStreamImage(img map[string]events.DynamoDBAttributeValue) (container.OutboxItem, error) {
+func DecodeImage(img map[string]events.DynamoDBAttributeValue) (container.OutboxItem, error) {
 	if len(img) == 0 {
 		return container.OutboxItem{}, fmt.Errorf("outbox stream record: no new image")
 	}
@@ -138,7 +147,7 @@ func DecodeStreamImage(img map[string]events.DynamoDBAttributeValue) (container.
 	if it.CreatedAt.IsZero() {
 		return it, fmt.Errorf("outbox stream record %s: no created_at", it.ID)
 	}
-	if err := validate(it); err != nil {
+	if err := outbox.Validate(it); err != nil {
 		return it, err
 	}
 	switch it.State {
