@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/monitor"
@@ -130,7 +132,7 @@ type server struct {
 	images []docker.ImageStatus
 }
 
-func newServer(ctx context.Context, cfg *config.Config, configPath string, log *slog.Logger, out io.Writer) (*server, error) {
+func newServer(ctx context.Context, cfg *config.Config, configPath string, log *slog.Logger, out io.Writer) (_ *server, err error) {
 	s := &server{cfg: cfg, configPath: configPath, log: log, out: out}
 	if cfg.Store.Backend != config.StoreBolt {
 		return nil, fmt.Errorf("berth serve runs on the embedded store (store.backend: bolt), not %q", cfg.Store.Backend)
@@ -138,6 +140,15 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	if cfg.Queue.Backend != config.QueueMemory {
 		return nil, fmt.Errorf("berth serve runs on in-process queues (queue.backend: memory), not %q", cfg.Queue.Backend)
 	}
+	// One cleanup for every failure below: it closes what was opened so far.
+	var opened []io.Closer
+	defer func() {
+		if err != nil {
+			for _, c := range slices.Backward(opened) {
+				_ = c.Close()
+			}
+		}
+	}()
 	if err := os.MkdirAll(filepath.Dir(cfg.Store.BoltPath), 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
@@ -146,19 +157,19 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 		return nil, fmt.Errorf("opening the store %s: %w", cfg.Store.BoltPath, err)
 	}
 	s.store = st
+	opened = append(opened, st)
 	emf := metrics.New(io.Discard, nil)
-	if os.Getenv("BERTH_METRICS") == "stdout" {
+	if cfg.Server.Metrics == config.MetricsStdout {
 		emf = metrics.New(out, map[string]string{"Service": "berth-local"})
 	}
 
 	rt, err := docker.New(cfg.Docker, docker.Options{Scope: cfg.Docker.Scope, Logger: log})
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	s.docker = rt
+	opened = append(opened, rt)
 	if s.runtimes, err = runtime.NewResolver(rt); err != nil {
-		st.Close()
 		return nil, err
 	}
 
@@ -176,19 +187,13 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	s.dispatcher = &outbox.Dispatcher{Queues: queues, Store: st, Metrics: emf, Logger: log}
 	s.watcher = outbox.NewWatcher(s.dispatcher, outbox.WatcherOptions{SweepEvery: cfg.Container.OutboxSweepAfter, Logger: log})
 
-	s.manager = manager.New(manager.Options{
-		// Every committed outbox item wakes the watcher: dispatch is
-		// event-driven, the sweep only a safety net.
-		Store:      outbox.NotifyingStore{Store: st, Notify: s.watcher.Notify},
-		MaxPending: cfg.Container.CreateQueueMaxPending, Runtimes: cfg.Container.AllowedRuntimes,
-		BindRoots: cfg.Docker.BindRoots(), WorkspaceRoot: cfg.Container.WorkspaceRoot, Logger: log, Metrics: emf,
-	})
+	// Every committed outbox item wakes the watcher: dispatch is
+	// event-driven, the sweep only a safety net.
+	s.manager = manager.New(lambdaenv.ManagerOptions(cfg, outbox.NotifyingStore{Store: st, Notify: s.watcher.Notify}, log, emf))
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
-	s.worker = worker.New(worker.Options{
-		Manager: s.manager, Runtimes: s.runtimes, CreateSlots: s.slots,
-		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
-		MaxAttempts: cfg.Container.MaxAttempts, Metrics: emf, Logger: log,
-	})
+	wo := lambdaenv.WorkerOptions(cfg, s.manager, s.runtimes, log, emf)
+	wo.CreateSlots = s.slots
+	s.worker = worker.New(wo)
 
 	auth, mode := s.authenticator()
 	handler := httpapi.New(httpapi.Options{
@@ -197,8 +202,6 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	})
 	ln, err := net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
-		st.Close()
-		rt.Close()
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Server.Addr, err)
 	}
 	s.listener = ln
@@ -336,12 +339,7 @@ func (s *server) recoverQueues(ctx context.Context) error {
 
 // reconcileLoop is the recovery loop on a ticker (EventBridge in AWS).
 func (s *server) reconcileLoop(ctx context.Context) {
-	r, err := reconcile.New(reconcile.Options{
-		Manager: s.manager, Runtimes: []runtime.Runtime{s.docker}, Scope: s.cfg.Docker.Scope, Sweeper: s.dispatcher,
-		OrphanGrace:      s.cfg.Container.OrphanGrace,
-		OutboxStaleAfter: s.cfg.Container.OutboxSweepAfter, Timeouts: reconcile.TimeoutsFor(s.cfg.Container),
-		Logger: s.log,
-	})
+	r, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, []runtime.Runtime{s.docker}, s.dispatcher, s.log, nil))
 	if err != nil {
 		s.log.Error("reconciler cannot start", "error", err)
 		return

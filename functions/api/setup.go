@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/httpapi"
@@ -12,27 +11,19 @@ import (
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/store"
-	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
 // setup loads the configuration from env and builds the function's
 // handler on DynamoDB: everything a Lambda container keeps between events.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*lambdahttp.Adapter, error) {
-	cfg, err := loadConfig(env)
+	e, err := lambdaenv.New(ctx, "api", false, env, environ, logger)
 	if err != nil {
 		return nil, err
 	}
-	lambdaenv.WarnUnknownEnv(logger, environ)
-	awsCfg, err := lambdaenv.AWSConfig(ctx, cfg.Store.Region)
-	if err != nil {
-		return nil, err
-	}
-	s := dynamostore.New(lambdaenv.DynamoDB(awsCfg, env), dynamostore.Options{TablePrefix: cfg.Store.TablePrefix})
-	fn, _ := env("AWS_LAMBDA_FUNCTION_NAME")
-	emf := metrics.New(os.Stdout, map[string]string{"Function": fn})
-	logger.Info("api function ready", "table_prefix", cfg.Store.TablePrefix, "region", awsCfg.Region,
+	cfg := e.Config
+	logger.Info("api function ready", "table_prefix", cfg.Store.TablePrefix, "region", e.AWS.Region,
 		"admin_claim", cfg.Auth.AdminClaim, "admin_group", cfg.Auth.AdminGroup, "max_pending", cfg.Container.CreateQueueMaxPending)
-	return newAdapter(cfg, s, logger, emf), nil
+	return newAdapter(cfg, e.Store, logger, e.Metrics), nil
 }
 
 // loadConfig is the configuration of the api function: the DynamoDB store,
@@ -44,15 +35,7 @@ func loadConfig(env func(string) (string, bool)) (*config.Config, error) {
 // newAdapter wires the manager, the HTTP API (caller from the request
 // context) and the Lambda adapter (caller from the JWT claims) on s.
 func newAdapter(cfg *config.Config, s store.Store, logger *slog.Logger, emf *metrics.Emitter) *lambdahttp.Adapter {
-	m := manager.New(manager.Options{
-		Store:         s,
-		MaxPending:    cfg.Container.CreateQueueMaxPending,
-		Runtimes:      cfg.Container.AllowedRuntimes,
-		BindRoots:     cfg.Docker.BindRoots(),
-		WorkspaceRoot: cfg.Container.WorkspaceRoot,
-		Logger:        logger,
-		Metrics:       emf,
-	})
+	m := manager.New(lambdaenv.ManagerOptions(cfg, s, logger, emf))
 	h := httpapi.New(httpapi.Options{
 		Manager:   m,
 		Auth:      httpapi.ContextAuth(),

@@ -3,49 +3,36 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/lambdastream"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/outbox"
-	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
+	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
 // setup loads the configuration from env and builds the stream handler on
 // DynamoDB and SQS: everything a Lambda container keeps between events.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*lambdastream.Handler, error) {
-	cfg, err := loadConfig(env)
+	e, err := lambdaenv.New(ctx, "dispatcher", true, env, environ, logger)
 	if err != nil {
 		return nil, err
 	}
-	lambdaenv.WarnUnknownEnv(logger, environ)
-	awsCfg, err := lambdaenv.AWSConfig(ctx, cfg.Store.Region)
-	if err != nil {
-		return nil, err
-	}
-	fn, _ := env("AWS_LAMBDA_FUNCTION_NAME")
-	h := newHandler(cfg, lambdaenv.DynamoDB(awsCfg, env), sqs.NewFromConfig(awsCfg), metrics.New(os.Stdout, map[string]string{"Function": fn}), logger)
-	logger.Info("dispatcher function ready", "outbox_table", h.OutboxTable, "region", awsCfg.Region,
-		"create_queue_url", cfg.Queue.CreateQueueURL, "lifecycle_queue_url", cfg.Queue.LifecycleQueueURL)
+	h := newHandler(e.Config, e.Store, e.SQS(), e.Metrics, logger)
+	logger.Info("dispatcher function ready", "outbox_table", h.OutboxTable, "region", e.AWS.Region,
+		"create_queue_url", e.Config.Queue.CreateQueueURL, "lifecycle_queue_url", e.Config.Queue.LifecycleQueueURL)
 	return h, nil
 }
 
-// newHandler wires the dispatcher on the clients.
-func newHandler(cfg *config.Config, ddb *dynamodb.Client, sqsClient sqsqueue.API, emf *metrics.Emitter, logger *slog.Logger) *lambdastream.Handler {
+// newHandler wires the dispatcher on the store and the SQS client.
+func newHandler(cfg *config.Config, st store.OutboxStore, sqsClient sqsqueue.API, emf *metrics.Emitter, logger *slog.Logger) *lambdastream.Handler {
 	return &lambdastream.Handler{
 		Dispatcher: &outbox.Dispatcher{
-			Queues: map[outbox.QueueName]queue.Queue{
-				outbox.CreateQueue:    sqsqueue.New(sqsClient, cfg.Queue.CreateQueueURL),
-				outbox.LifecycleQueue: sqsqueue.New(sqsClient, cfg.Queue.LifecycleQueueURL),
-			},
-			Store:   dynamostore.New(ddb, dynamostore.Options{TablePrefix: cfg.Store.TablePrefix}),
+			Queues:  lambdaenv.Queues(cfg, sqsClient),
+			Store:   st,
 			Metrics: emf,
 			Logger:  logger,
 		},

@@ -74,8 +74,9 @@ func TestScheduledEventRunsAPass(t *testing.T) {
 
 	cfg := config.Default()
 	cfg.Container.OutboxSweepAfter = time.Second
+	cfg.Docker.Scope = scope
 	var logs bytes.Buffer
-	fn, err := newFunction(cfg, st, []runtime.Runtime{rt}, scope, sweeper, nil, slog.New(slog.NewJSONHandler(&logs, nil)))
+	fn, err := newFunction(cfg, st, []runtime.Runtime{rt}, sweeper, nil, slog.New(slog.NewJSONHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,9 @@ func TestHandleNearDeadlineReturnsTruncated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn, err := newFunction(config.Default(), st, []runtime.Runtime{rt}, "rcfn-deadline", nil, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	cfg := config.Default()
+	cfg.Docker.Scope = "rcfn-deadline"
+	fn, err := newFunction(cfg, st, []runtime.Runtime{rt}, nil, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/lambdaenv"
@@ -19,7 +15,6 @@ import (
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
 	"github.com/berth-io/berth/internal/store"
-	"github.com/berth-io/berth/internal/store/dynamostore"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -32,23 +27,18 @@ type function struct {
 	log    *slog.Logger
 }
 
+// setup loads the configuration from env and builds the worker on
+// DynamoDB, the Docker hosts and the SQS queues.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*function, error) {
-	cfg, err := lambdaenv.LoadConfig("worker", env, true)
+	e, err := lambdaenv.New(ctx, "worker", true, env, environ, logger)
 	if err != nil {
 		return nil, err
 	}
-	lambdaenv.WarnUnknownEnv(logger, environ)
-	awsCfg, err := lambdaenv.AWSConfig(ctx, cfg.Store.Region)
+	rt, err := docker.New(e.Config.Docker, docker.Options{Scope: e.Config.Docker.Scope, Logger: logger})
 	if err != nil {
-		return nil, err
+		return nil, lambdaenv.DockerHostsHint(err)
 	}
-	st := dynamostore.New(lambdaenv.DynamoDB(awsCfg, env), dynamostore.Options{TablePrefix: cfg.Store.TablePrefix})
-	rt, err := docker.New(cfg.Docker, docker.Options{Scope: cfg.Docker.Scope, Logger: logger})
-	if err != nil {
-		return nil, fmt.Errorf("%w (docker.hosts comes from the file named by %s)", err, lambdaenv.ConfigFileVar)
-	}
-	name, _ := env("AWS_LAMBDA_FUNCTION_NAME")
-	return newFunction(cfg, st, rt, sqs.NewFromConfig(awsCfg), metrics.New(os.Stdout, map[string]string{"Function": name}), logger)
+	return newFunction(e.Config, e.Store, rt, e.SQS(), e.Metrics, logger)
 }
 
 // newFunction wires the worker on its parts; tests call it with DynamoDB
@@ -58,18 +48,13 @@ func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClie
 	if err != nil {
 		return nil, err
 	}
-	m := manager.New(manager.Options{Store: st, MaxPending: cfg.Container.CreateQueueMaxPending,
-		Runtimes: cfg.Container.AllowedRuntimes, WorkspaceRoot: cfg.Container.WorkspaceRoot, Logger: logger, Metrics: emf})
-	w := worker.New(worker.Options{
-		Manager: m, Runtimes: res,
-		// No local semaphore: the CreateWorker's reserved concurrency (and
-		// its event source's maximum concurrency) is the limit.
-		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
-		MaxAttempts: cfg.Container.MaxAttempts, Metrics: emf, Logger: logger,
-	})
+	m := manager.New(lambdaenv.ManagerOptions(cfg, st, logger, emf))
+	// No local semaphore: the CreateWorker's reserved concurrency (and its
+	// event source's maximum concurrency) is the limit.
+	w := worker.New(lambdaenv.WorkerOptions(cfg, m, res, logger, emf))
 	f := &function{w: w, queues: map[string]*sqsqueue.Queue{}, log: logger}
 	for _, u := range []string{cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL} {
-		f.queues[lastPart(u, "/")] = sqsqueue.New(sqsClient, u)
+		f.queues[lambdaenv.QueueName(u)] = sqsqueue.New(sqsClient, u)
 	}
 	return f, nil
 }
@@ -81,7 +66,7 @@ func (f *function) handle(ctx context.Context, ev events.SQSEvent) events.SQSEve
 	bySource := map[string][]events.SQSMessage{}
 	var order []string
 	for _, r := range ev.Records {
-		src := lastPart(r.EventSourceARN, ":")
+		src := lambdaenv.QueueName(r.EventSourceARN)
 		if _, seen := bySource[src]; !seen {
 			order = append(order, src)
 		}
@@ -100,12 +85,4 @@ func (f *function) handle(ctx context.Context, ev events.SQSEvent) events.SQSEve
 		resp.BatchItemFailures = append(resp.BatchItemFailures, part.BatchItemFailures...)
 	}
 	return resp
-}
-
-func lastPart(s, sep string) string {
-	s = strings.TrimRight(s, sep)
-	if i := strings.LastIndex(s, sep); i >= 0 {
-		return s[i+len(sep):]
-	}
-	return s
 }

@@ -87,7 +87,22 @@ type Server struct {
 	RequestBodyLimit int64 `yaml:"request_body_limit"`
 	// WaitMax caps the timeout of GET /api/containers/{id}/wait.
 	WaitMax time.Duration `yaml:"wait_max"`
+	// Metrics is where `berth serve` writes its CloudWatch Embedded Metric
+	// Format lines: MetricsNone or MetricsStdout. The Lambda functions
+	// always write them to stdout, where CloudWatch Logs extracts them.
+	// Defaults to DefaultServerMetrics.
+	Metrics string `yaml:"metrics"`
 }
+
+// Where `berth serve` writes metrics (server.metrics).
+const (
+	MetricsNone   = "none"
+	MetricsStdout = "stdout"
+)
+
+// DefaultServerMetrics is server.metrics' default: a local server's
+// metrics would only clutter its terminal.
+const DefaultServerMetrics = MetricsNone
 
 // StoreBackend names a store implementation.
 type StoreBackend string
@@ -189,6 +204,7 @@ func defaults() *Config {
 			DataDir:          "./.berth",
 			RequestBodyLimit: 64 << 10,
 			WaitMax:          25 * time.Second,
+			Metrics:          DefaultServerMetrics,
 		},
 		Store: Store{
 			Backend:     StoreBolt,

@@ -67,6 +67,7 @@ func TestDefaultsAreTheSeeds(t *testing.T) {
 		{"server.data_dir", c.Server.DataDir, "./.berth"},
 		{"server.request_body_limit", c.Server.RequestBodyLimit, int64(65536)},
 		{"server.wait_max", c.Server.WaitMax, 25 * time.Second},
+		{"server.metrics", c.Server.Metrics, "none"},
 		{"store.backend", c.Store.Backend, StoreBackend("bolt")},
 		{"store.bolt_path", c.Store.BoltPath, filepath.Join(".berth", "berth.db")},
 		{"store.table_prefix", c.Store.TablePrefix, "berth-"},

@@ -81,6 +81,7 @@ var stringValues = map[string]string{
 	"container.dag_node_cleanup_on_dag_finished": "none",
 	"container.workspace_root":                   "/data/workspaces",
 	"server.addr":                                "0.0.0.0:9090",
+	"server.metrics":                             "stdout",
 	"store.backend":                              "dynamodb",
 	"queue.backend":                              "sqs",
 	"queue.create_queue_url":                     "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-create",

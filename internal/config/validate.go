@@ -124,6 +124,7 @@ func (c *checker) server(s *Server) {
 	c.notEmpty("server.data_dir", s.DataDir)
 	c.atLeast("server.request_body_limit", s.RequestBodyLimit, 1)
 	c.positive("server.wait_max", s.WaitMax)
+	oneOf(c, "server.metrics", s.Metrics, MetricsNone, MetricsStdout)
 }
 
 // tablePrefix keeps table names within DynamoDB's alphabet.

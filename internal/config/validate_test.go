@@ -124,8 +124,9 @@ func TestInvalidValues(t *testing.T) {
 		},
 		{
 			name: "server",
-			env:  map[string]string{"BERTH_SERVER_ADDR": "8080", "BERTH_SERVER_DATA_DIR": "", "BERTH_SERVER_REQUEST_BODY_LIMIT": "0"},
+			env:  map[string]string{"BERTH_SERVER_ADDR": "8080", "BERTH_SERVER_DATA_DIR": "", "BERTH_SERVER_REQUEST_BODY_LIMIT": "0", "BERTH_SERVER_METRICS": "cloudwatch"},
 			want: []want{
+				{"server.metrics", "BERTH_SERVER_METRICS", `must be one of none, stdout, got "cloudwatch"`},
 				{"server.addr", "BERTH_SERVER_ADDR", `want host:port, got "8080"`},
 				{"server.data_dir", "BERTH_SERVER_DATA_DIR", "must not be empty"},
 				{"server.request_body_limit", "BERTH_SERVER_REQUEST_BODY_LIMIT", "must be ≥ 1, got 0"},

@@ -1,0 +1,145 @@
+package lambdaenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/outbox"
+	"github.com/berth-io/berth/internal/queue"
+	"github.com/berth-io/berth/internal/queue/sqsqueue"
+	"github.com/berth-io/berth/internal/reconcile"
+	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/store/dynamostore"
+	"github.com/berth-io/berth/internal/worker"
+)
+
+// Env is what every function builds once per Lambda container, before its
+// first event: the configuration, the AWS clients, the DynamoDB store, the
+// metrics emitter and the logger.
+type Env struct {
+	Config   *config.Config
+	AWS      aws.Config
+	DynamoDB *dynamodb.Client
+	Store    *dynamostore.Store
+	Metrics  *metrics.Emitter
+	Logger   *slog.Logger
+}
+
+// New loads the configuration of function (LoadConfig; withSQS when the
+// function cannot work without both queues), warns of unknown BERTH_*
+// variables in environ, and builds the clients and the store.
+func New(ctx context.Context, function string, withSQS bool, env func(string) (string, bool), environ []string, logger *slog.Logger) (*Env, error) {
+	cfg, err := LoadConfig(function, env, withSQS)
+	if err != nil {
+		return nil, err
+	}
+	WarnUnknownEnv(logger, environ)
+	awsCfg, err := AWSConfig(ctx, cfg.Store.Region)
+	if err != nil {
+		return nil, err
+	}
+	ddb := DynamoDB(awsCfg, env)
+	name, _ := env("AWS_LAMBDA_FUNCTION_NAME")
+	return &Env{
+		Config:   cfg,
+		AWS:      awsCfg,
+		DynamoDB: ddb,
+		Store:    dynamostore.New(ddb, dynamostore.Options{TablePrefix: cfg.Store.TablePrefix}),
+		Metrics:  Metrics(os.Stdout, name),
+		Logger:   logger,
+	}, nil
+}
+
+// SQS is the SQS client of the function's AWS configuration.
+func (e *Env) SQS() *sqs.Client { return sqs.NewFromConfig(e.AWS) }
+
+// HasQueues reports whether both queue URLs are configured.
+func HasQueues(cfg *config.Config) bool {
+	return cfg.Queue.CreateQueueURL != "" && cfg.Queue.LifecycleQueueURL != ""
+}
+
+// Metrics is a function's EMF emitter: on Lambda the lines go to stdout,
+// which CloudWatch Logs turns into metrics, with the function's name as the
+// Function dimension.
+func Metrics(w io.Writer, function string) *metrics.Emitter {
+	return metrics.New(w, map[string]string{"Function": function})
+}
+
+// Queues maps the outbox's two queue names to the SQS queues the
+// configuration names.
+func Queues(cfg *config.Config, c sqsqueue.API) map[outbox.QueueName]queue.Queue {
+	return map[outbox.QueueName]queue.Queue{
+		outbox.CreateQueue:    sqsqueue.New(c, cfg.Queue.CreateQueueURL),
+		outbox.LifecycleQueue: sqsqueue.New(c, cfg.Queue.LifecycleQueueURL),
+	}
+}
+
+// QueueName is the last part of a queue's URL or ARN: how an SQS record's
+// eventSourceARN is matched to a configured queue URL.
+func QueueName(urlOrARN string) string {
+	for _, sep := range []string{"/", ":"} {
+		urlOrARN = strings.TrimRight(urlOrARN, sep)
+		if i := strings.LastIndex(urlOrARN, sep); i >= 0 {
+			urlOrARN = urlOrARN[i+len(sep):]
+		}
+	}
+	return urlOrARN
+}
+
+// ManagerOptions are the manager's options from the configuration, the
+// same for every function and `berth serve`: admission, runtimes, bind
+// roots, workspace root.
+func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf *metrics.Emitter) manager.Options {
+	return manager.Options{
+		Store:         st,
+		MaxPending:    cfg.Container.CreateQueueMaxPending,
+		Runtimes:      cfg.Container.AllowedRuntimes,
+		BindRoots:     cfg.Docker.BindRoots(),
+		WorkspaceRoot: cfg.Container.WorkspaceRoot,
+		Logger:        logger,
+		Metrics:       emf,
+	}
+}
+
+// WorkerOptions are the worker's options from the configuration. Without
+// CreateSlots (a Lambda worker) the create limit is the CreateWorker's
+// reserved concurrency; `berth serve` adds its semaphore.
+func WorkerOptions(cfg *config.Config, m *manager.Manager, rts *runtime.Resolver, logger *slog.Logger, emf *metrics.Emitter) worker.Options {
+	return worker.Options{
+		Manager: m, Runtimes: rts,
+		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
+		MaxAttempts: cfg.Container.MaxAttempts, Metrics: emf, Logger: logger,
+	}
+}
+
+// ReconcileOptions are the reconciler's options from the configuration:
+// every setting the local server and the Lambda function share (orphan
+// grace, stuck timeouts, sweep age). sweeper may be nil.
+func ReconcileOptions(cfg *config.Config, m *manager.Manager, rts []runtime.Runtime, sweeper reconcile.Sweeper,
+	logger *slog.Logger, emf *metrics.Emitter) reconcile.Options {
+	return reconcile.Options{
+		Manager: m, Runtimes: rts, Scope: cfg.Docker.Scope, Sweeper: sweeper,
+		OrphanGrace:      cfg.Container.OrphanGrace,
+		OutboxStaleAfter: cfg.Container.OutboxSweepAfter,
+		Timeouts:         reconcile.TimeoutsFor(cfg.Container),
+		Logger:           logger, Metrics: emf,
+	}
+}
+
+// DockerHostsHint explains where a Lambda function's docker.hosts come from
+// when building the Docker runtime fails.
+func DockerHostsHint(err error) error {
+	return fmt.Errorf("%w (docker.hosts comes from the file named by %s)", err, ConfigFileVar)
+}
