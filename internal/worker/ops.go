@@ -227,9 +227,12 @@ func (w *Worker) instanceGone(ctx context.Context, id string) error {
 }
 
 // waitStable polls the container until it runs or has ended, or until the
-// deadline: then it is a permanent failure (the seed releases the slot).
+// deadline: then it is a permanent failure (the slot is released). When
+// ctx's own deadline (a Lambda invocation's) comes first, it stops
+// InvocationMargin before it with errHandedBack, a retryable error.
 func (w *Worker) waitStable(ctx context.Context, rt runtime.Runtime, ref runtime.Ref, deadline time.Time) (runtime.State, error) {
 	poll := w.poll
+	cutoff, hasCutoff := waitCutoff(ctx)
 	for {
 		st, err := rt.Inspect(ctx, ref)
 		if err != nil {
@@ -242,10 +245,18 @@ func (w *Worker) waitStable(ctx context.Context, rt runtime.Runtime, ref runtime
 		if !w.now().Before(deadline) {
 			return st, fmt.Errorf("container still %s after the %s start timeout: %w", st.Phase, w.timeout, errPermanent)
 		}
+		wait := poll
+		if hasCutoff {
+			left := time.Until(cutoff)
+			if left <= 0 {
+				return st, fmt.Errorf("container still %s: %w", st.Phase, errHandedBack)
+			}
+			wait = min(wait, left)
+		}
 		select {
 		case <-ctx.Done():
 			return st, ctx.Err()
-		case <-time.After(poll):
+		case <-time.After(wait):
 		}
 		poll = min(poll*2, 2*time.Second)
 	}

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/teststores"
+	"github.com/berth-io/berth/internal/worker"
 )
 
 func TestWorker(t *testing.T) {
@@ -24,6 +26,7 @@ func TestWorker(t *testing.T) {
 		t.Run("CrashBetweenRuntimeAndStatusWrite", func(t *testing.T) { t.Parallel(); testCrashAfterStart(t, newRig(t, b, 0)) })
 		t.Run("RuntimeFailsThenSucceeds", func(t *testing.T) { t.Parallel(); testFailsThenSucceeds(t, newRig(t, b, 0)) })
 		t.Run("RuntimeFailsAlways", func(t *testing.T) { t.Parallel(); testFailsAlways(t, newRig(t, b, 0)) })
+		t.Run("InvocationDeadlineHandsBack", func(t *testing.T) { t.Parallel(); testInvocationDeadline(t, newRig(t, b, 0)) })
 		t.Run("CreateConcurrencyLimit", func(t *testing.T) { testConcurrencyLimit(t, newRig(t, b, 3)) })
 	})
 }
@@ -345,4 +348,42 @@ func testConcurrencyLimit(t *testing.T, r *rig) {
 		t.Fatalf("%d instances", len(page.Items))
 	}
 	t.Logf("max in flight at the runtime: %d (limit 3)", maxFlight)
+}
+
+// testInvocationDeadline: a create whose container is not stable when its
+// invocation's deadline draws near stops waiting InvocationMargin before
+// it and hands the message back (a retry, its container kept, the
+// instance not failed); the redelivery finishes the create, or finds it
+// finished by the state loop, which saw the container start meanwhile.
+func testInvocationDeadline(t *testing.T, r *rig) {
+	r.rt.mu.Lock()
+	r.rt.slowStable = time.Hour
+	r.rt.mu.Unlock()
+	inst := r.create("sleeper")
+	it := r.item(inst.ID, container.OpCreate)
+	ctx, cancel := context.WithTimeout(context.Background(), worker.InvocationMargin+2*time.Second)
+	defer cancel()
+	res := r.w.Process(ctx, delivery(t, it, 1))
+	if res.Ack || !strings.Contains(res.Reason, "handed back") {
+		t.Fatalf("first attempt: %+v, want a retry that hands the create back", res)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the create waited until the invocation's deadline")
+	}
+	if got := r.get(inst.ID); got.Status == fsm.Failed {
+		t.Fatalf("instance failed on a hand-back: %+v", got)
+	}
+	if n := len(r.containers()); n != 1 {
+		t.Fatalf("%d containers after the hand-back, want the one being created", n)
+	}
+	r.rt.mu.Lock()
+	r.rt.slowStable = 0
+	r.rt.mu.Unlock()
+	if res := r.w.Process(context.Background(), delivery(t, it, 2)); !res.Ack {
+		t.Fatalf("second attempt: %+v", res)
+	}
+	r.eventually(inst.ID, fsm.Running)
+	if n := len(r.containers()); n != 1 {
+		t.Fatalf("%d containers after the second attempt, want 1 (adopted)", n)
+	}
 }
