@@ -32,6 +32,10 @@ const (
 	// MetricDispatchFailures counts items whose send failed (they stay
 	// pending and are retried: by the stream, the watcher or the sweep).
 	MetricDispatchFailures = "DispatchFailures"
+	// MetricOldestPendingAge is the age in seconds of the oldest outbox item
+	// not yet dispatched (0 when there is none), measured by each Sweep:
+	// on AWS, what the stack's "outbox not draining" alarm watches.
+	MetricOldestPendingAge = "OutboxOldestPendingAge"
 )
 
 // ErrInvalidItem is the failure of an item that can never be dispatched: no
@@ -291,7 +295,27 @@ const sweepPage = 100
 // err reports the items it could not send (they stay pending for the next
 // sweep) or a store failure. It stops after DefaultSweepLimit items.
 func (d *Dispatcher) Sweep(ctx context.Context, olderThan time.Duration) (n int, err error) {
+	d.measureOldest(ctx)
 	return d.sweep(ctx, d.now().Add(-olderThan), DefaultSweepLimit)
+}
+
+// measureOldest emits MetricOldestPendingAge. A store failure is only
+// logged: the sweep that follows meets it too and reports it.
+func (d *Dispatcher) measureOldest(ctx context.Context) {
+	if d.Metrics == nil {
+		return
+	}
+	now := d.now()
+	items, err := d.Store.ListUndispatched(ctx, now, 1)
+	if err != nil {
+		d.log().WarnContext(ctx, "outbox: measuring the oldest pending item", "error", err)
+		return
+	}
+	age := 0.0
+	if len(items) > 0 {
+		age = max(now.Sub(items[0].CreatedAt).Seconds(), 0)
+	}
+	d.Metrics.Emit(MetricOldestPendingAge, age, metrics.Seconds)
 }
 
 func (d *Dispatcher) sweep(ctx context.Context, createdBefore time.Time, limit int) (n int, err error) {

@@ -239,3 +239,40 @@ func TestSweepReportsFailures(t *testing.T) {
 		t.Errorf("%d items still pending, want 2", len(left))
 	}
 }
+
+// TestSweepMeasuresOldestPending: each Sweep reports the age of the oldest
+// item still pending (the alarm's metric on AWS), on both stores.
+func TestSweepMeasuresOldestPending(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		now := time.Now().Truncate(time.Second)
+		st := b.Open(t, time.Now)
+		cq, lq := memQueues(t, 100)
+		var buf syncBuffer
+		d := &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq, outbox.LifecycleQueue: lq},
+			Store: st, Metrics: metrics.New(&buf, nil), Clock: func() time.Time { return now }}
+		ctx := context.Background()
+		ages := func() []float64 {
+			var out []float64
+			for _, l := range buf.lines() {
+				if v, ok := l[outbox.MetricOldestPendingAge].(float64); ok {
+					out = append(out, v)
+				}
+			}
+			return out
+		}
+		if _, err := d.Sweep(ctx, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		createItem(t, st, now.Add(-2*time.Minute))
+		createItem(t, st, now.Add(-10*time.Second))
+		if _, err := d.Sweep(ctx, 30*time.Second); err != nil { // sends the 2-minute-old item
+			t.Fatal(err)
+		}
+		if _, err := d.Sweep(ctx, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if got := ages(); len(got) != 3 || got[0] != 0 || got[1] != 120 || got[2] != 10 {
+			t.Errorf("oldest pending ages %v, want [0 120 10]", got)
+		}
+	})
+}
