@@ -21,11 +21,29 @@ import (
 // start-up attempt shows everything to fix. A file that cannot be read or
 // parsed as YAML at all is a single error.
 func Load(path string, env func(string) (string, bool)) (*Config, error) {
+	if path == "" {
+		return load("", nil, env)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return load(path, data, env)
+}
+
+// LoadData is Load of a document held in memory rather than a file, such
+// as one read from a secret store; name stands for the path in messages.
+// Its keys are the file's, with the same precedence under the environment.
+func LoadData(name string, data []byte, env func(string) (string, bool)) (*Config, error) {
+	return load(name, data, env)
+}
+
+func load(path string, data []byte, env func(string) (string, bool)) (*Config, error) {
 	cfg := defaults()
 	src := newSources()
 	var errs []error
 	if path != "" {
-		fileErrs, err := loadFile(path, cfg, src)
+		fileErrs, err := decodeFile(path, data, cfg, src)
 		if err != nil {
 			return nil, err
 		}
@@ -42,14 +60,10 @@ func Load(path string, env func(string) (string, bool)) (*Config, error) {
 	return cfg, nil
 }
 
-// loadFile decodes the file at path over cfg. The returned error is fatal
+// decodeFile decodes data, the file at path, over cfg. The returned error is fatal
 // (unreadable, not YAML); the returned slice holds per-key errors, for
 // which decoding went on.
-func loadFile(path string, cfg *Config, src *sources) ([]error, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
+func decodeFile(path string, data []byte, cfg *Config, src *sources) ([]error, error) {
 	// The node tree is only for naming keys: yaml.v3 reports problems by
 	// line, and people think in keys.
 	var root yaml.Node
@@ -60,7 +74,7 @@ func loadFile(path string, cfg *Config, src *sources) ([]error, error) {
 
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	err = dec.Decode(cfg)
+	err := dec.Decode(cfg)
 	if errors.Is(err, io.EOF) {
 		return nil, nil // an empty file: defaults
 	}

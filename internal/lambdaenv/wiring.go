@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/berth-io/berth/internal/config"
@@ -49,6 +50,19 @@ func New(ctx context.Context, function string, withSQS bool, env func(string) (s
 	awsCfg, err := AWSConfig(ctx, cfg.Store.Region)
 	if err != nil {
 		return nil, err
+	}
+	if secret, ok := env(ConfigSecretVar); ok && secret != "" {
+		if file, ok := env(ConfigFileVar); ok && file != "" {
+			return nil, fmt.Errorf("config: both %s and %s are set: name one source for the document", ConfigFileVar, ConfigSecretVar)
+		}
+		data, err := ReadSecret(ctx, secretsmanager.NewFromConfig(awsCfg), secret)
+		if err != nil {
+			return nil, err
+		}
+		if cfg, err = LoadConfigData(function, secret, data, env, withSQS); err != nil {
+			return nil, err
+		}
+		logger.Info("configuration document read from Secrets Manager", "secret", secret)
 	}
 	ddb := DynamoDB(awsCfg, env)
 	name, _ := env("AWS_LAMBDA_FUNCTION_NAME")
@@ -141,5 +155,25 @@ func ReconcileOptions(cfg *config.Config, m *manager.Manager, rts []runtime.Runt
 // DockerHostsHint explains where a Lambda function's docker.hosts come from
 // when building the Docker runtime fails.
 func DockerHostsHint(err error) error {
-	return fmt.Errorf("%w (docker.hosts comes from the file named by %s)", err, ConfigFileVar)
+	return fmt.Errorf("%w (docker.hosts comes from the secret named by %s or the file named by %s)", err, ConfigSecretVar, ConfigFileVar)
+}
+
+// SecretReader is the part of the Secrets Manager client ReadSecret uses.
+type SecretReader interface {
+	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+var _ SecretReader = (*secretsmanager.Client)(nil)
+
+// ReadSecret returns the current string of the secret id (name or ARN).
+// A binary secret, or an empty one, is an error: the document is YAML.
+func ReadSecret(ctx context.Context, c SecretReader, id string) ([]byte, error) {
+	out, err := c.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
+	if err != nil {
+		return nil, fmt.Errorf("config: reading the secret %s: %w", id, err)
+	}
+	if out.SecretString == nil || *out.SecretString == "" {
+		return nil, fmt.Errorf("config: the secret %s holds no string (want a config.yml document)", id)
+	}
+	return []byte(*out.SecretString), nil
 }
