@@ -1,0 +1,627 @@
+package berth_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/intrinsics"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/lambdaenv"
+	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/outbox"
+	"github.com/berth-io/berth/internal/store/dynamostore"
+	"github.com/berth-io/berth/internal/worker"
+)
+
+// cfnTemplate is template.yaml as plain JSON with its intrinsic functions
+// kept ({"Ref": …}, {"Fn::Sub": …}), so that the checks can tell which
+// parameter a value comes from, and resolve it at the parameters' defaults.
+type cfnTemplate struct {
+	t   *testing.T
+	doc map[string]any
+}
+
+func loadTemplate(t *testing.T) *cfnTemplate {
+	t.Helper()
+	data, err := os.ReadFile("template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Go tooling of later tasks (the emulator, the CDK app) reads this
+	// file with goformation: it must parse there, typed, as it is.
+	if _, err := goformation.ParseYAML(data); err != nil {
+		t.Fatalf("goformation cannot parse template.yaml: %v", err)
+	}
+	raw, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{NoProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return &cfnTemplate{t: t, doc: doc}
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+// getAtt returns the resource and attribute of a Fn::GetAtt, in either of
+// its forms ("Res.Attr" or [Res, Attr]); nil for anything else.
+func getAtt(v any) []string {
+	switch a := asMap(v)["Fn::GetAtt"].(type) {
+	case string:
+		res, attr, ok := strings.Cut(a, ".")
+		if ok {
+			return []string{res, attr}
+		}
+	case []any:
+		if len(a) == 2 {
+			return []string{scalar(a[0]), scalar(a[1])}
+		}
+	}
+	return nil
+}
+func asList(v any) []any { l, _ := v.([]any); return l }
+
+// resource returns a resource's Properties, failing when it is absent or of
+// another type.
+func (c *cfnTemplate) resource(name, typ string) map[string]any {
+	c.t.Helper()
+	r := asMap(asMap(c.doc["Resources"])[name])
+	if r == nil || r["Type"] != typ {
+		c.t.Fatalf("resource %s: want a %s, got %v", name, typ, r["Type"])
+	}
+	return asMap(r["Properties"])
+}
+
+func (c *cfnTemplate) resourcesOf(typ string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for name, r := range asMap(c.doc["Resources"]) {
+		if asMap(r)["Type"] == typ {
+			out[name] = asMap(asMap(r)["Properties"])
+		}
+	}
+	return out
+}
+
+func (c *cfnTemplate) param(name string) map[string]any {
+	c.t.Helper()
+	p := asMap(asMap(c.doc["Parameters"])[name])
+	if p == nil {
+		c.t.Fatalf("no parameter %s", name)
+	}
+	return p
+}
+
+// scalar prints a JSON scalar as CloudFormation would pass it on.
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// noValue marks AWS::NoValue.
+const noValue = "\x00novalue"
+
+// resolve evaluates v at the parameters' defaults. A resource's Ref or
+// GetAtt resolves to a plausible value of its kind (a queue URL for a
+// queue), enough for the configuration to validate.
+func (c *cfnTemplate) resolve(v any) string {
+	c.t.Helper()
+	m := asMap(v)
+	if m == nil {
+		return scalar(v)
+	}
+	for fn, arg := range m {
+		switch fn {
+		case "Ref":
+			name := arg.(string)
+			switch name {
+			case "AWS::NoValue":
+				return noValue
+			case "AWS::StackName":
+				return "berth-test"
+			}
+			if p := asMap(asMap(c.doc["Parameters"])[name]); p != nil {
+				return scalar(p["Default"])
+			}
+			r := asMap(asMap(c.doc["Resources"])[name])
+			if r == nil {
+				c.t.Fatalf("Ref to unknown %s", name)
+			}
+			if r["Type"] == "AWS::SQS::Queue" {
+				return "https://sqs.eu-west-1.amazonaws.com/123456789012/" + name
+			}
+			return name
+		case "Fn::Sub":
+			s, ok := arg.(string)
+			if !ok {
+				c.t.Fatalf("Fn::Sub with variables: %v", arg)
+			}
+			for {
+				i := strings.Index(s, "${")
+				if i < 0 {
+					return s
+				}
+				j := strings.Index(s[i:], "}")
+				s = s[:i] + c.resolve(map[string]any{"Ref": s[i+2 : i+j]}) + s[i+j+1:]
+			}
+		case "Fn::If":
+			l := asList(arg)
+			if c.condition(l[0].(string)) {
+				return c.resolve(l[1])
+			}
+			return c.resolve(l[2])
+		case "Fn::FindInMap":
+			l := asList(arg)
+			return scalar(asMap(asMap(asMap(c.doc["Mappings"])[l[0].(string)])[c.resolve(l[1])])[c.resolve(l[2])])
+		}
+	}
+	c.t.Fatalf("cannot resolve %v", v)
+	return ""
+}
+
+// condition evaluates a condition at the parameters' defaults.
+func (c *cfnTemplate) condition(name string) bool {
+	c.t.Helper()
+	return c.evalCond(asMap(c.doc["Conditions"])[name])
+}
+
+func (c *cfnTemplate) evalCond(v any) bool {
+	c.t.Helper()
+	m := asMap(v)
+	switch {
+	case m["Fn::Equals"] != nil:
+		l := asList(m["Fn::Equals"])
+		return c.condValue(l[0]) == c.condValue(l[1])
+	case m["Fn::Not"] != nil:
+		return !c.evalCond(asList(m["Fn::Not"])[0])
+	case m["Condition"] != nil:
+		return c.condition(m["Condition"].(string))
+	}
+	c.t.Fatalf("cannot evaluate condition %v", v)
+	return false
+}
+
+func (c *cfnTemplate) condValue(v any) string {
+	if j := asList(asMap(v)["Fn::Join"]); j != nil {
+		return c.resolve(j[1]) // a list parameter's default, already joined by commas
+	}
+	return c.resolve(v)
+}
+
+// paramOf returns the parameter a value is made of: {"Ref": P} or a Sub of
+// "${P}" with at most a unit after it. "" for anything else.
+func paramOf(v any) string {
+	m := asMap(v)
+	if p, ok := m["Ref"].(string); ok {
+		return p
+	}
+	if s, ok := m["Fn::Sub"].(string); ok && strings.HasPrefix(s, "${") {
+		if i := strings.Index(s, "}"); i > 0 && len(s)-i <= 2 {
+			return s[2:i]
+		}
+	}
+	return ""
+}
+
+// function is one of the template's functions and what its code is.
+type function struct {
+	logicalID string
+	dir       string // functions/<dir>
+	kind      string // what lambdaenv.LoadConfig is told
+	withSQS   bool   // whether the function cannot run without both queues
+	secret    bool   // whether it may read the runtime configuration secret
+}
+
+var functions = []function{
+	{"ApiFunction", "api", "api", false, false},
+	{"DispatcherFunction", "dispatcher", "dispatcher", true, false},
+	{"CreateWorkerFunction", "worker", "worker", true, true},
+	{"LifecycleWorkerFunction", "worker", "worker", true, true},
+	{"ReconcilerFunction", "reconciler", "reconciler", false, true},
+}
+
+// env is a function's environment as written: the Globals' and its own.
+func (c *cfnTemplate) env(logicalID string) map[string]any {
+	out := map[string]any{}
+	global := asMap(asMap(asMap(asMap(c.doc["Globals"])["Function"])["Environment"])["Variables"])
+	own := asMap(asMap(c.resource(logicalID, "AWS::Serverless::Function")["Environment"])["Variables"])
+	for _, vars := range []map[string]any{global, own} {
+		for k, v := range vars {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// TestTemplateFunctions: five functions, each built by its make target from
+// its functions/ directory for provided.al2023 on arm64.
+func TestTemplateFunctions(t *testing.T) {
+	c := loadTemplate(t)
+	fns := c.resourcesOf("AWS::Serverless::Function")
+	if len(fns) != len(functions) {
+		t.Errorf("%d functions in the template, want %d", len(fns), len(functions))
+	}
+	g := asMap(asMap(c.doc["Globals"])["Function"])
+	if g["Runtime"] != "provided.al2023" || !reflect.DeepEqual(g["Architectures"], []any{"arm64"}) || g["Handler"] != "bootstrap" {
+		t.Errorf("Globals.Function: %v %v %v; want provided.al2023, [arm64], bootstrap", g["Runtime"], g["Architectures"], g["Handler"])
+	}
+	for _, f := range functions {
+		c.resource(f.logicalID, "AWS::Serverless::Function")
+		r := asMap(asMap(c.doc["Resources"])[f.logicalID])
+		if asMap(r["Metadata"])["BuildMethod"] != "makefile" {
+			t.Errorf("%s: Metadata.BuildMethod %v, want makefile", f.logicalID, asMap(r["Metadata"])["BuildMethod"])
+		}
+		if _, err := os.Stat(filepath.Join("functions", f.dir, "main.go")); err != nil {
+			t.Errorf("%s: %v", f.logicalID, err)
+		}
+		out, err := exec.Command("make", "-n", "build-"+f.logicalID, "ARTIFACTS_DIR=/artifacts/"+f.logicalID).CombinedOutput()
+		if err != nil {
+			t.Errorf("make -n build-%s: %v\n%s", f.logicalID, err, out)
+			continue
+		}
+		for _, want := range []string{"GOARCH=arm64", "lambda.norpc", `-o "/artifacts/` + f.logicalID + `/bootstrap"`, "./functions/" + f.dir + "\n"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("make build-%s does not say %q:\n%s", f.logicalID, want, out)
+			}
+		}
+	}
+}
+
+// TestTemplateTables: the six tables exactly as dynamostore.Tables defines
+// them, with the outbox stream the dispatcher decodes.
+func TestTemplateTables(t *testing.T) {
+	c := loadTemplate(t)
+	prefix := c.resolve(map[string]any{"Ref": "TablePrefix"})
+	if prefix != config.Default().Store.TablePrefix {
+		t.Errorf("TablePrefix defaults to %q, the configuration to %q", prefix, config.Default().Store.TablePrefix)
+	}
+	byName := map[string]map[string]any{}
+	for name, p := range c.resourcesOf("AWS::DynamoDB::Table") {
+		tn := c.resolve(p["TableName"])
+		if sub, _ := asMap(p["TableName"])["Fn::Sub"].(string); !strings.HasPrefix(sub, "${TablePrefix}") {
+			t.Errorf("%s: TableName %v is not ${TablePrefix}<name>", name, p["TableName"])
+		}
+		byName[tn] = p
+		if p["BillingMode"] != "PAY_PER_REQUEST" || asMap(p["PointInTimeRecoverySpecification"])["PointInTimeRecoveryEnabled"] != true ||
+			paramOf(p["DeletionProtectionEnabled"]) != "DeletionProtection" {
+			t.Errorf("%s: want PAY_PER_REQUEST, point-in-time recovery and DeletionProtectionEnabled from DeletionProtection", name)
+		}
+	}
+	defs := dynamostore.Tables(prefix)
+	if len(byName) != len(defs) {
+		t.Errorf("%d tables in the template, dynamostore has %d", len(byName), len(defs))
+	}
+	keys := func(l any) []string {
+		var out []string
+		for _, k := range asList(l) {
+			out = append(out, fmt.Sprint(asMap(k)["AttributeName"], ":", asMap(k)["KeyType"]))
+		}
+		return out
+	}
+	for _, def := range defs {
+		in := def.Create
+		name := aws.ToString(in.TableName)
+		p := byName[name]
+		if p == nil {
+			t.Errorf("table %s is not in the template", name)
+			continue
+		}
+		var wantAttrs, gotAttrs []string
+		for _, a := range in.AttributeDefinitions {
+			wantAttrs = append(wantAttrs, aws.ToString(a.AttributeName)+":"+string(a.AttributeType))
+		}
+		for _, a := range asList(p["AttributeDefinitions"]) {
+			gotAttrs = append(gotAttrs, fmt.Sprint(asMap(a)["AttributeName"], ":", asMap(a)["AttributeType"]))
+		}
+		slices.Sort(wantAttrs)
+		slices.Sort(gotAttrs)
+		if !slices.Equal(wantAttrs, gotAttrs) {
+			t.Errorf("%s: attributes %v, want %v", name, gotAttrs, wantAttrs)
+		}
+		var wantKeys []string
+		for _, k := range in.KeySchema {
+			wantKeys = append(wantKeys, aws.ToString(k.AttributeName)+":"+string(k.KeyType))
+		}
+		if got := keys(p["KeySchema"]); !slices.Equal(got, wantKeys) {
+			t.Errorf("%s: key %v, want %v", name, got, wantKeys)
+		}
+		gotGSI := map[string]string{}
+		for _, g := range asList(p["GlobalSecondaryIndexes"]) {
+			gotGSI[fmt.Sprint(asMap(g)["IndexName"])] = fmt.Sprint(keys(asMap(g)["KeySchema"]), asMap(asMap(g)["Projection"])["ProjectionType"])
+		}
+		wantGSI := map[string]string{}
+		for _, g := range in.GlobalSecondaryIndexes {
+			var ks []string
+			for _, k := range g.KeySchema {
+				ks = append(ks, aws.ToString(k.AttributeName)+":"+string(k.KeyType))
+			}
+			wantGSI[aws.ToString(g.IndexName)] = fmt.Sprint(ks, g.Projection.ProjectionType)
+		}
+		if !reflect.DeepEqual(gotGSI, wantGSI) {
+			t.Errorf("%s: indexes %v, want %v", name, gotGSI, wantGSI)
+		}
+		wantStream := ""
+		if in.StreamSpecification != nil && aws.ToBool(in.StreamSpecification.StreamEnabled) {
+			wantStream = string(in.StreamSpecification.StreamViewType)
+		}
+		if got := scalar(asMap(p["StreamSpecification"])["StreamViewType"]); (p["StreamSpecification"] == nil && wantStream != "") || (p["StreamSpecification"] != nil && got != wantStream) {
+			t.Errorf("%s: stream %v, want %q", name, p["StreamSpecification"], wantStream)
+		}
+		ttl := asMap(p["TimeToLiveSpecification"])
+		if def.TTLAttribute == "" && ttl != nil || def.TTLAttribute != "" && (ttl["AttributeName"] != def.TTLAttribute || ttl["Enabled"] != true) {
+			t.Errorf("%s: TTL %v, want %q", name, ttl, def.TTLAttribute)
+		}
+	}
+}
+
+// TestTemplateEnvironment: every BERTH_ variable a function is given is one
+// the configuration reads; each function's environment, at the parameters'
+// defaults, loads through the function's own configuration loader; and the
+// defaults are the configuration's own.
+func TestTemplateEnvironment(t *testing.T) {
+	c := loadTemplate(t)
+	known := append(config.EnvKeys(), lambdaenv.ConfigFileVar, lambdaenv.ConfigSecretVar)
+	def := config.Default()
+	for _, f := range functions {
+		vars := c.env(f.logicalID)
+		env := map[string]string{}
+		for k, v := range vars {
+			if !slices.Contains(known, k) {
+				t.Errorf("%s: %s is not a variable berth reads", f.logicalID, k)
+			}
+			if val := c.resolve(v); val != noValue {
+				env[k] = val
+			}
+		}
+		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+		cfg, err := lambdaenv.LoadConfig(f.kind, lookup, f.withSQS)
+		if err != nil {
+			t.Errorf("%s: its environment does not load: %v", f.logicalID, err)
+			continue
+		}
+		if !reflect.DeepEqual(cfg.Container, def.Container) {
+			t.Errorf("%s: container settings at the template's defaults\n %+v\nwant the configuration's defaults\n %+v", f.logicalID, cfg.Container, def.Container)
+		}
+		if cfg.Store.TablePrefix != def.Store.TablePrefix || cfg.Auth.AdminClaim != def.Auth.AdminClaim || cfg.Auth.AdminGroup != def.Auth.AdminGroup {
+			t.Errorf("%s: store/auth %+v %+v differ from the defaults", f.logicalID, cfg.Store, cfg.Auth)
+		}
+		_, hasSecret := vars[lambdaenv.ConfigSecretVar]
+		if hasSecret != f.secret {
+			t.Errorf("%s: %s given = %v, want %v (only workers and the reconciler read runtime secrets)", f.logicalID, lambdaenv.ConfigSecretVar, hasSecret, f.secret)
+		}
+		if f.kind != "api" && !lambdaenv.HasQueues(cfg) {
+			t.Errorf("%s: both queue URLs are needed", f.logicalID)
+		}
+		if f.kind == "api" && (vars["BERTH_QUEUE_CREATE_QUEUE_URL"] != nil || vars["BERTH_QUEUE_LIFECYCLE_QUEUE_URL"] != nil) {
+			t.Errorf("ApiFunction knows a queue: it must never send to one")
+		}
+	}
+}
+
+// TestTemplateQueuesAndConcurrency: redrive after max_attempts receives,
+// the create limit as reserved and maximum concurrency, timeouts and
+// visibility derived from create_start_timeout.
+func TestTemplateQueuesAndConcurrency(t *testing.T) {
+	c := loadTemplate(t)
+	global := c.env("ApiFunction")
+	attempts := paramOf(global["BERTH_CONTAINER_MAX_ATTEMPTS"])
+	conc := paramOf(global["BERTH_CONTAINER_CREATE_QUEUE_MAX_CONCURRENCY"])
+	startTO := paramOf(global["BERTH_CONTAINER_CREATE_START_TIMEOUT"])
+	if attempts == "" || conc == "" || startTO == "" {
+		t.Fatalf("max_attempts, create_queue_max_concurrency and create_start_timeout must each come from a parameter: %q %q %q", attempts, conc, startTO)
+	}
+
+	findInMap := func(v any, key string) {
+		t.Helper()
+		l := asList(asMap(v)["Fn::FindInMap"])
+		if len(l) != 3 || l[0] != "CreateStartTimeouts" || paramOf(l[1]) != startTO || l[2] != key {
+			t.Errorf("%v: want FindInMap [CreateStartTimeouts, !Ref %s, %s]", v, startTO, key)
+		}
+	}
+	for _, q := range []string{"CreateQueue", "LifecycleQueue"} {
+		p := c.resource(q, "AWS::SQS::Queue")
+		rp := asMap(p["RedrivePolicy"])
+		if paramOf(rp["maxReceiveCount"]) != attempts {
+			t.Errorf("%s: maxReceiveCount %v, want !Ref %s (max_attempts)", q, rp["maxReceiveCount"], attempts)
+		}
+		if dlq := getAtt(rp["deadLetterTargetArn"]); dlq == nil {
+			t.Errorf("%s: no dead-letter queue", q)
+		} else {
+			c.resource(dlq[0], "AWS::SQS::Queue")
+		}
+		findInMap(p["VisibilityTimeout"], "QueueVisibility")
+	}
+	for _, w := range []string{"CreateWorkerFunction", "LifecycleWorkerFunction"} {
+		findInMap(c.resource(w, "AWS::Serverless::Function")["Timeout"], "WorkerTimeout")
+	}
+
+	// Every allowed create_start_timeout has a row, and each row's
+	// numbers hold: the worker's timeout leaves the wait, the worker's own
+	// margin and time to place and create; visibility is 6 × that timeout.
+	allowed := asList(c.param(startTO)["AllowedValues"])
+	rows := asMap(asMap(c.doc["Mappings"])["CreateStartTimeouts"])
+	if len(allowed) != len(rows) {
+		t.Errorf("%s allows %v; the mapping has %d rows", startTO, allowed, len(rows))
+	}
+	for _, a := range allowed {
+		row := asMap(rows[scalar(a)])
+		secs, _ := strconv.Atoi(scalar(a))
+		fnTO, _ := row["WorkerTimeout"].(float64)
+		vis, _ := row["QueueVisibility"].(float64)
+		wait := time.Duration(secs) * time.Second
+		if got := time.Duration(fnTO) * time.Second; got < wait+worker.InvocationMargin+30*time.Second || got > 15*time.Minute {
+			t.Errorf("create_start_timeout %s: worker timeout %s, want ≥ %s + %s + 30 s and ≤ 15 min", wait, got, wait, worker.InvocationMargin)
+		}
+		if vis < 6*fnTO {
+			t.Errorf("create_start_timeout %s: visibility %v s < 6 × the worker timeout %v s", wait, vis, fnTO)
+		}
+	}
+	if got, want := c.resolve(global["BERTH_CONTAINER_CREATE_START_TIMEOUT"]), config.Default().Container.CreateStartTimeout; got != fmt.Sprintf("%.0fs", want.Seconds()) {
+		t.Errorf("create_start_timeout defaults to %s in the template, %s in the configuration", got, want)
+	}
+
+	// The create limit.
+	cw := c.resource("CreateWorkerFunction", "AWS::Serverless::Function")
+	if paramOf(cw["ReservedConcurrentExecutions"]) != conc {
+		t.Errorf("CreateWorker reserved concurrency %v, want !Ref %s", cw["ReservedConcurrentExecutions"], conc)
+	}
+	m := c.resource("CreateWorkerQueueMapping", "AWS::Lambda::EventSourceMapping")
+	if paramOf(m["FunctionName"]) != "CreateWorkerFunction" || m["BatchSize"] != 1.0 {
+		t.Errorf("CreateWorkerQueueMapping: function %v, batch %v; want the CreateWorker, one message per invocation", m["FunctionName"], m["BatchSize"])
+	}
+	mc := asList(asMap(asMap(m["ScalingConfig"])["MaximumConcurrency"])["Fn::If"])
+	if len(mc) != 3 || mc[1] != 2.0 || paramOf(mc[2]) != conc {
+		t.Errorf("MaximumConcurrency %v, want !If [ConcurrencyIsOne, 2, !Ref %s]", m["ScalingConfig"], conc)
+	} else if cond := asList(asMap(asMap(c.doc["Conditions"])[mc[0].(string)])["Fn::Equals"]); len(cond) != 2 || paramOf(cond[0]) != conc || scalar(cond[1]) != "1" {
+		t.Errorf("condition %s: %v, want %s = 1", mc[0], cond, conc)
+	}
+	for _, name := range []string{"CreateWorkerQueueMapping", "LifecycleWorkerQueueMapping"} {
+		if !slices.Contains(asList(c.resource(name, "AWS::Lambda::EventSourceMapping")["FunctionResponseTypes"]), any("ReportBatchItemFailures")) {
+			t.Errorf("%s does not report batch item failures", name)
+		}
+	}
+
+	api := c.resource("ApiFunction", "AWS::Serverless::Function")
+	if to, _ := api["Timeout"].(float64); time.Duration(to)*time.Second <= config.Default().Server.WaitMax || to > 30 {
+		t.Errorf("ApiFunction timeout %v s: want more than wait_max (%s) and at most API Gateway's 30 s", to, config.Default().Server.WaitMax)
+	}
+}
+
+// TestTemplateDispatch: the stream mapping is bounded and ends in a queue
+// for the operator, the schedule drives the reconciler, and the outbox
+// alarm watches the metric the sweep emits.
+func TestTemplateDispatch(t *testing.T) {
+	c := loadTemplate(t)
+	m := c.resource("DispatcherStreamMapping", "AWS::Lambda::EventSourceMapping")
+	if src := getAtt(m["EventSourceArn"]); !slices.Equal(src, []string{"OutboxTable", "StreamArn"}) {
+		t.Errorf("stream mapping source %v, want the outbox table's stream", m["EventSourceArn"])
+	}
+	var pattern struct{ EventName []string }
+	filters := asList(asMap(m["FilterCriteria"])["Filters"])
+	if len(filters) != 1 || json.Unmarshal([]byte(scalar(asMap(filters[0])["Pattern"])), &pattern) != nil ||
+		!slices.Equal(pattern.EventName, []string{"INSERT"}) {
+		t.Errorf("filter %v, want INSERTs only", m["FilterCriteria"])
+	}
+	retries, _ := m["MaximumRetryAttempts"].(float64)
+	age, _ := m["MaximumRecordAgeInSeconds"].(float64)
+	if m["BisectBatchOnFunctionError"] != true || retries < 1 || retries > 10 || age < 60 || age > 3600 ||
+		!slices.Contains(asList(m["FunctionResponseTypes"]), any("ReportBatchItemFailures")) {
+		t.Errorf("stream mapping %v: want bisect, 1-10 retries, a record age of 1-60 min, batch item failures", m)
+	}
+	if dest := getAtt(asMap(asMap(m["DestinationConfig"])["OnFailure"])["Destination"]); dest == nil {
+		t.Errorf("no on-failure destination")
+	} else {
+		c.resource(dest[0], "AWS::SQS::Queue")
+	}
+
+	s := c.resource("ReconcileSchedule", "AWS::Scheduler::Schedule")
+	if tgt := getAtt(asMap(s["Target"])["Arn"]); tgt == nil || tgt[0] != "ReconcilerFunction" {
+		t.Errorf("schedule target %v, want the reconciler", s["Target"])
+	}
+	if expr := c.resolve(s["ScheduleExpression"]); expr != "rate(1 minute)" {
+		t.Errorf("schedule %q by default, want rate(1 minute)", expr)
+	}
+
+	a := c.resource("OutboxNotDrainingAlarm", "AWS::CloudWatch::Alarm")
+	if a["Namespace"] != metrics.Namespace || a["MetricName"] != outbox.MetricOldestPendingAge {
+		t.Errorf("outbox alarm on %v/%v, want %s/%s", a["Namespace"], a["MetricName"], metrics.Namespace, outbox.MetricOldestPendingAge)
+	}
+	for _, q := range []string{"CreateDeadLetterQueue", "LifecycleDeadLetterQueue", "StreamFailureQueue"} {
+		found := false
+		for _, a := range c.resourcesOf("AWS::CloudWatch::Alarm") {
+			for _, d := range asList(a["Dimensions"]) {
+				if v := getAtt(asMap(d)["Value"]); v != nil && v[0] == q {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no alarm on %s's depth", q)
+		}
+	}
+}
+
+// TestTemplateLeastPrivilege: no wildcard action; "*" resources only for
+// actions that take no other; queues written only by the dispatcher and
+// the reconciler; runtime secrets read only by workers and the reconciler.
+func TestTemplateLeastPrivilege(t *testing.T) {
+	c := loadTemplate(t)
+	onlyStar := []string{"ecr:GetAuthorizationToken", "dynamodb:ListStreams"}
+	actions := map[string][]string{}
+	check := func(owner string, stmts []any) {
+		for _, st := range stmts {
+			st := asMap(st)
+			var acts []string
+			switch a := st["Action"].(type) {
+			case string:
+				acts = []string{a}
+			case []any:
+				for _, x := range a {
+					acts = append(acts, scalar(x))
+				}
+			}
+			res := st["Resource"]
+			star := res == "*" || slices.Contains(asList(res), any("*"))
+			for _, a := range acts {
+				if a == "*" || strings.HasSuffix(a, ":*") {
+					t.Errorf("%s: wildcard action %s", owner, a)
+				}
+				if star && !slices.Contains(onlyStar, a) {
+					t.Errorf("%s: %s on every resource", owner, a)
+				}
+				actions[owner] = append(actions[owner], a)
+			}
+		}
+	}
+	for _, f := range functions {
+		for _, pol := range asList(c.resource(f.logicalID, "AWS::Serverless::Function")["Policies"]) {
+			p := asMap(pol)
+			if ifs := asList(p["Fn::If"]); ifs != nil {
+				p = asMap(ifs[1])
+			}
+			if p == nil {
+				t.Errorf("%s: a policy that is not an inline statement list: %v", f.logicalID, pol)
+				continue
+			}
+			check(f.logicalID, asList(p["Statement"]))
+		}
+	}
+	for name, role := range c.resourcesOf("AWS::IAM::Role") {
+		for _, p := range asList(role["Policies"]) {
+			check(name, asList(asMap(asMap(p)["PolicyDocument"])["Statement"]))
+		}
+	}
+	for _, f := range functions {
+		acts := actions[f.logicalID]
+		sends := slices.Contains(acts, "sqs:SendMessage")
+		if wantSend := f.kind == "dispatcher" || f.kind == "reconciler"; sends != wantSend {
+			t.Errorf("%s: sqs:SendMessage = %v, want %v", f.logicalID, sends, wantSend)
+		}
+		if f.kind == "api" && slices.ContainsFunc(acts, func(a string) bool { return strings.HasPrefix(a, "sqs:") }) {
+			t.Errorf("ApiFunction may act on a queue: %v", acts)
+		}
+		if reads := slices.Contains(acts, "secretsmanager:GetSecretValue"); reads != f.secret {
+			t.Errorf("%s: secretsmanager:GetSecretValue = %v, want %v", f.logicalID, reads, f.secret)
+		}
+	}
+}
