@@ -178,3 +178,75 @@ func TestLoadConfigFixesTheStore(t *testing.T) {
 		t.Error("a bolt store was accepted")
 	}
 }
+
+// TestExitNoticedInOnePass is the state loop's bound on AWS, where no
+// function holds a Docker event stream open: a running instance whose
+// container exits by itself is recorded (failed, with its exit code) by the
+// very next scheduled pass, so an exit is noticed at most one schedule
+// period (ReconcileSchedule, rate(1 minute) by default) plus one pass after
+// it happens.
+func TestExitNoticedInOnePass(t *testing.T) {
+	st := teststores.Dynamo(t, time.Now)
+	image := testenv.TestImage(t)
+	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	rt := dockertest.Engine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := config.Default()
+	cfg.Docker.Scope = rt.Scope()
+	fn, err := newFunction(cfg, st, []runtime.Runtime{rt}, nil, nil, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manager.New(manager.Options{Store: st, Logger: quiet})
+	if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "exits",
+		Runtime: "docker", Image: image, PullPolicy: container.PullNever, Command: []string{"sh", "-c", "exit 3"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "exits"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := res.Instance
+	for _, to := range []fsm.Status{fsm.Creating, fsm.Running} {
+		if inst, err = st.Transition(ctx, store.TransitionParams{ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: to}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref, err := rt.Create(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	// The container ends on its own; nobody but the next pass looks.
+	for {
+		s, err := rt.Inspect(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Phase == runtime.PhaseExited {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("container still %s", s.Phase)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if got, _ := st.GetInstance(ctx, inst.ID); got.Status != fsm.Running {
+		t.Fatalf("instance %s before the pass, want still running", got.Status)
+	}
+	var ev events.EventBridgeEvent
+	if err := json.Unmarshal(readFixture(t), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fn.handle(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.GetInstance(ctx, inst.ID)
+	if err != nil || got.Status != fsm.Failed || got.ExitCode == nil || *got.ExitCode != 3 {
+		t.Fatalf("after one pass: %+v, %v; want failed with exit code 3", got, err)
+	}
+}
