@@ -215,10 +215,15 @@ var scenario = []step{
 	{fixture: "create", want: 422}, // no such template yet
 	{fixture: "put-template", want: 201},
 	{fixture: "put-template", want: 200},
+	{fixture: "put-template-not-admin", want: 403}, // without the admin group
+	{fixture: "list-templates", want: 200},
+	{fixture: "get-template", want: 200},
 	{fixture: "bad-json", want: 400},
 	{fixture: "create-base64", want: 202},
 	{fixture: "create", want: 202}, // its id is the one substituted from here on
 	{fixture: "get", want: 200},
+	{fixture: "events", want: 200},
+	{fixture: "wait", want: 200}, // status=pending: already there
 	{fixture: "list", want: 200},
 	{fixture: "start", want: 409},  // pending: nothing to start yet
 	{fixture: "delete", want: 404}, // as someone else: see scenarioAsOther
@@ -227,6 +232,8 @@ var scenario = []step{
 	{fixture: "start", want: 202, before: []fsm.Status{fsm.Stopping, fsm.Stopped}},
 	{fixture: "delete", want: 202, before: []fsm.Status{fsm.Starting, fsm.Running}},
 	{fixture: "delete", want: 202}, // already delete_pending
+	{fixture: "delete-template", want: 204},
+	{fixture: "get-template", want: 404},
 	{fixture: "missing-auth", want: 401},
 }
 
@@ -308,6 +315,12 @@ func checkResponse(t *testing.T, name string, ev events.APIGatewayV2HTTPRequest,
 	t.Helper()
 	if got := resp.Headers["X-Request-Id"]; got != ev.RequestContext.RequestID {
 		t.Errorf("%s: X-Request-Id %q, want API Gateway's %q", name, got, ev.RequestContext.RequestID)
+	}
+	if resp.StatusCode == 204 {
+		if resp.Body != "" {
+			t.Errorf("%s: 204 with a body %q", name, resp.Body)
+		}
+		return
 	}
 	wantCT := "application/json"
 	if resp.StatusCode >= 400 {

@@ -312,3 +312,53 @@ func recordShape(r events.DynamoDBEventRecord) map[string][]string {
 }
 
 var _ store.OutboxStore = (*dynamostore.Store)(nil)
+
+// TestInsertBatchFixture: a batch of INSERTs (a create, a stop, a delete)
+// goes out in one invocation, each to its queue, every record in the real
+// stream's shape (that of dispatcher-insert.json, which is checked against
+// DynamoDB Local).
+func TestInsertBatchFixture(t *testing.T) {
+	h, cq, lq := fixtureHandler(t)
+	ev := fixtureEvent(t, "insert-batch")
+	shape := recordShape(fixtureEvent(t, "insert").Records[0])
+	for _, r := range ev.Records {
+		if !reflect.DeepEqual(recordShape(r), shape) {
+			t.Errorf("record %s is not in the shape of a real outbox INSERT", r.EventID)
+		}
+	}
+	resp, err := h.Handle(context.Background(), ev)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("Handle: %+v, %v", resp, err)
+	}
+	ops := map[container.Op]string{}
+	for _, q := range []*memqueue.Queue{cq, lq} {
+		ds, _ := q.Receive(context.Background(), 10, 0)
+		for _, d := range ds {
+			m, err := outbox.Decode(d.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops[m.Op] = q.Name()
+		}
+	}
+	if want := map[container.Op]string{container.OpCreate: "create", container.OpStop: "lifecycle", container.OpDelete: "lifecycle"}; !reflect.DeepEqual(ops, want) {
+		t.Errorf("dispatched %v, want %v", ops, want)
+	}
+}
+
+// TestPoisonFixture: a record no decoder can read is reported alone; the
+// good record beside it is dispatched.
+func TestPoisonFixture(t *testing.T) {
+	h, cq, _ := fixtureHandler(t)
+	ev := fixtureEvent(t, "poison")
+	resp, err := h.Handle(context.Background(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != ev.Records[1].Change.SequenceNumber {
+		t.Fatalf("failures %+v, want only the poison record %s", resp.BatchItemFailures, ev.Records[1].Change.SequenceNumber)
+	}
+	if ds, _ := cq.Receive(context.Background(), 10, 0); len(ds) != 1 {
+		t.Errorf("%d messages on the create queue, want the good record's", len(ds))
+	}
+}
