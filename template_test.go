@@ -625,3 +625,42 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateAPI: one route with the JWT authorizer, payload 2.0, the
+// route key the events/api-*.json fixtures carry, and Cognito's admin
+// group named as the functions' configuration names it.
+func TestTemplateAPI(t *testing.T) {
+	c := loadTemplate(t)
+	route := c.resource("HttpApiRoute", "AWS::ApiGatewayV2::Route")
+	if route["AuthorizationType"] != "JWT" || paramOf(route["AuthorizerId"]) != "HttpApiAuthorizer" {
+		t.Errorf("route %v: want the JWT authorizer", route)
+	}
+	if a := c.resource("HttpApiAuthorizer", "AWS::ApiGatewayV2::Authorizer"); a["AuthorizerType"] != "JWT" {
+		t.Errorf("authorizer %v", a)
+	}
+	integ := c.resource("HttpApiIntegration", "AWS::ApiGatewayV2::Integration")
+	if integ["PayloadFormatVersion"] != "2.0" || integ["IntegrationType"] != "AWS_PROXY" || getAtt(integ["IntegrationUri"])[0] != "ApiFunction" {
+		t.Errorf("integration %v: want AWS_PROXY 2.0 to the ApiFunction", integ)
+	}
+	files, _ := filepath.Glob("events/api-*.json")
+	if len(files) == 0 {
+		t.Fatal("no events/api-*.json")
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev struct{ RouteKey string }
+		if err := json.Unmarshal(raw, &ev); err != nil || ev.RouteKey != route["RouteKey"] {
+			t.Errorf("%s: routeKey %q, the stack's route is %v", f, ev.RouteKey, route["RouteKey"])
+		}
+	}
+	group := c.resource("AdminUserGroup", "AWS::Cognito::UserPoolGroup")
+	if paramOf(group["GroupName"]) != paramOf(c.env("ApiFunction")["BERTH_AUTH_ADMIN_GROUP"]) {
+		t.Errorf("the Cognito admin group %v is not the one the API function checks", group["GroupName"])
+	}
+	if c.resolve(group["GroupName"]) != config.Default().Auth.AdminGroup || c.resolve(c.env("ApiFunction")["BERTH_AUTH_ADMIN_CLAIM"]) != config.Default().Auth.AdminClaim {
+		t.Errorf("admin group/claim defaults differ from the configuration's")
+	}
+}
