@@ -3,6 +3,7 @@ package berth_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -662,5 +663,66 @@ func TestTemplateAPI(t *testing.T) {
 	}
 	if c.resolve(group["GroupName"]) != config.Default().Auth.AdminGroup || c.resolve(c.env("ApiFunction")["BERTH_AUTH_ADMIN_CLAIM"]) != config.Default().Auth.AdminClaim {
 		t.Errorf("admin group/claim defaults differ from the configuration's")
+	}
+}
+
+// TestSamconfig: every environment of samconfig.toml deploys its own stack
+// and tables, with the capabilities the template needs, and overrides only
+// parameters the template has, with values they allow.
+func TestSamconfig(t *testing.T) {
+	c := loadTemplate(t)
+	raw, err := os.ReadFile("samconfig.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := ""
+	stacks, prefixes := map[string]string{}, map[string]string{}
+	deploys := map[string]bool{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = strings.Trim(line, "[]")
+			continue
+		}
+		key, val, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, val = strings.TrimSpace(key), strings.Trim(strings.TrimSpace(val), `"`)
+		env, _, _ := strings.Cut(section, ".")
+		switch key {
+		case "stack_name":
+			stacks[env] = val
+		case "capabilities":
+			deploys[env] = true
+			for _, want := range []string{"CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"} {
+				if !slices.Contains(strings.Fields(val), want) {
+					t.Errorf("[%s] capabilities %q lack %s", section, val, want)
+				}
+			}
+		case "resolve_s3":
+			if val != "true" {
+				t.Errorf("[%s] resolve_s3 = %s: a first deploy needs the managed bucket", section, val)
+			}
+		case "parameter_overrides":
+			for _, kv := range strings.Fields(val) {
+				k, v, _ := strings.Cut(kv, "=")
+				p := c.param(k)
+				if allowed := asList(p["AllowedValues"]); allowed != nil && !slices.ContainsFunc(allowed, func(a any) bool { return scalar(a) == v }) {
+					t.Errorf("[%s] %s=%s is not among %v", section, k, v, allowed)
+				}
+				if k == "TablePrefix" {
+					prefixes[env] = v
+				}
+			}
+		}
+	}
+	for _, env := range []string{"default", "dev", "prod"} {
+		if stacks[env] == "" || prefixes[env] == "" || !deploys[env] {
+			t.Errorf("environment %s: stack %q, table prefix %q, deploy section %v", env, stacks[env], prefixes[env], deploys[env])
+		}
+	}
+	if len(slices.Compact(slices.Sorted(maps.Values(prefixes)))) != len(prefixes) {
+		t.Errorf("two environments share tables: %v", prefixes)
 	}
 }
