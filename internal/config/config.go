@@ -87,7 +87,38 @@ type Server struct {
 	RequestBodyLimit int64 `yaml:"request_body_limit"`
 	// WaitMax caps the timeout of GET /api/containers/{id}/wait.
 	WaitMax time.Duration `yaml:"wait_max"`
+	// MaxWaiters caps the GET /wait calls served at once (429 beyond).
+	// Defaults to DefaultMaxWaiters.
+	MaxWaiters int `yaml:"max_waiters"`
+	// ReadHeaderTimeout is how long a client has to send a request's
+	// headers. Defaults to DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// ReadTimeout is how long a client has to send a whole request, body
+	// included: a connection that declares a body and sends none is
+	// closed after it. Defaults to DefaultReadTimeout.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds a response from the end of its request's headers;
+	// it must exceed wait_max, or every long GET /wait would be cut off.
+	// Defaults to DefaultWriteTimeout.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// IdleTimeout closes a kept-alive connection with no request.
+	// Defaults to DefaultIdleTimeout.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxHeaderBytes caps a request's headers (431 beyond). Defaults to
+	// DefaultMaxHeaderBytes.
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
 }
+
+// Defaults of the `server:` keys that guard `berth serve` against slow or
+// greedy clients.
+const (
+	DefaultMaxWaiters        = 256
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = time.Minute
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxHeaderBytes    = 32 << 10
+)
 
 // StoreBackend names a store implementation.
 type StoreBackend string
@@ -185,10 +216,16 @@ func defaults() *Config {
 			AllowedRuntimes:                     []string{container.RuntimeDocker},
 		},
 		Server: Server{
-			Addr:             "127.0.0.1:8080",
-			DataDir:          "./.berth",
-			RequestBodyLimit: 64 << 10,
-			WaitMax:          25 * time.Second,
+			Addr:              "127.0.0.1:8080",
+			DataDir:           "./.berth",
+			RequestBodyLimit:  64 << 10,
+			WaitMax:           25 * time.Second,
+			MaxWaiters:        DefaultMaxWaiters,
+			ReadHeaderTimeout: DefaultReadHeaderTimeout,
+			ReadTimeout:       DefaultReadTimeout,
+			WriteTimeout:      DefaultWriteTimeout,
+			IdleTimeout:       DefaultIdleTimeout,
+			MaxHeaderBytes:    DefaultMaxHeaderBytes,
 		},
 		Store: Store{
 			Backend:     StoreBolt,

@@ -124,6 +124,14 @@ func (c *checker) server(s *Server) {
 	c.notEmpty("server.data_dir", s.DataDir)
 	c.atLeast("server.request_body_limit", s.RequestBodyLimit, 1)
 	c.positive("server.wait_max", s.WaitMax)
+	c.atLeast("server.max_waiters", int64(s.MaxWaiters), 1)
+	c.positive("server.read_header_timeout", s.ReadHeaderTimeout)
+	c.positive("server.read_timeout", s.ReadTimeout)
+	c.positive("server.idle_timeout", s.IdleTimeout)
+	c.atLeast("server.max_header_bytes", int64(s.MaxHeaderBytes), 1)
+	if s.WriteTimeout <= s.WaitMax {
+		c.fail("server.write_timeout", "must exceed server.wait_max (%s), or a long GET /wait is cut off; got %s", s.WaitMax, s.WriteTimeout)
+	}
 }
 
 // tablePrefix keeps table names within DynamoDB's alphabet.
