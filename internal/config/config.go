@@ -16,6 +16,7 @@ type Config struct {
 	Docker     Docker     `yaml:"docker"`
 	Kubernetes Kubernetes `yaml:"kubernetes"`
 	Queue      Queue      `yaml:"queue"`
+	Secrets    Secrets    `yaml:"secrets"`
 }
 
 // Container is the `container:` section. The first eight keys are the
@@ -184,6 +185,40 @@ type Queue struct {
 	VisibilityTimeout time.Duration `yaml:"visibility_timeout"`
 }
 
+// SecretSource names where secret values come from.
+type SecretSource string
+
+// The secret sources: none, a local file or the environment (berth serve),
+// SSM Parameter Store (AWS).
+const (
+	SecretsNone SecretSource = "none"
+	SecretsFile SecretSource = "file"
+	SecretsEnv  SecretSource = "env"
+	SecretsSSM  SecretSource = "ssm"
+)
+
+// Defaults of the `secrets:` prefixes.
+const (
+	DefaultSecretEnvPrefix = "BERTH_SECRET_"
+	DefaultSecretSSMPrefix = "/berth/"
+)
+
+// Secrets is the `secrets:` section: where the worker reads the values a
+// template's secret_env names when it makes a container.
+type Secrets struct {
+	// Source is none, file, env or ssm. With none, a create from a
+	// template with secret_env fails. Defaults to none.
+	Source SecretSource `yaml:"source"`
+	// File is source file's YAML map of secret name to value, mode 0600.
+	File string `yaml:"file"`
+	// EnvPrefix is source env's variable prefix: secret db-password is
+	// <prefix>DB_PASSWORD. Defaults to DefaultSecretEnvPrefix.
+	EnvPrefix string `yaml:"env_prefix"`
+	// SSMPrefix is source ssm's parameter path: secret db-password is the
+	// SecureString <prefix>db-password. Defaults to DefaultSecretSSMPrefix.
+	SSMPrefix string `yaml:"ssm_prefix"`
+}
+
 // Default returns the configuration used when nothing is configured, with
 // derived values (store.bolt_path) resolved. It is what Load returns for an
 // empty path and an empty environment.
@@ -238,6 +273,11 @@ func defaults() *Config {
 		Queue: Queue{
 			Backend:           QueueMemory,
 			VisibilityTimeout: 30 * time.Second,
+		},
+		Secrets: Secrets{
+			Source:    SecretsNone,
+			EnvPrefix: DefaultSecretEnvPrefix,
+			SSMPrefix: DefaultSecretSSMPrefix,
 		},
 	}
 }

@@ -83,6 +83,7 @@ var stringValues = map[string]string{
 	"server.addr":                                "0.0.0.0:9090",
 	"store.backend":                              "dynamodb",
 	"queue.backend":                              "sqs",
+	"secrets.source":                             "env",
 	"queue.create_queue_url":                     "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-create",
 	"queue.lifecycle_queue_url":                  "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-lifecycle",
 }

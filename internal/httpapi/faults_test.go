@@ -110,11 +110,21 @@ func TestWaitersCapped(t *testing.T) {
 	in := a.create(alice, `{"template":"busybox"}`)
 	p := "/api/containers/" + in.ID + "/wait?status=running"
 	first := make(chan *resp, 1)
-	go func() { first <- a.do("GET", p+"&timeout=20s", alice, "", nil) }()
+	startFirst := func() { go func() { first <- a.do("GET", p+"&timeout=20s", alice, "", nil) }() }
+	startFirst()
 	// The second waiter is refused once the first holds the only slot;
-	// until then it times out (408) and asks again.
+	// until then it times out (408) and asks again. If the second took
+	// the slot first, the first was refused: it asks again.
 	var refused *resp
 	for refused == nil {
+		select {
+		case r := <-first:
+			if r.Code != http.StatusTooManyRequests {
+				t.Fatalf("first waiter returned early: %d %s", r.Code, r.Body)
+			}
+			startFirst()
+		default:
+		}
 		switch r := a.do("GET", p+"&timeout=20ms", bob, "", nil); r.Code {
 		case http.StatusTooManyRequests:
 			refused = r

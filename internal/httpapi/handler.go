@@ -24,7 +24,7 @@ type Authenticator func(r *http.Request) (c identity.Caller, ok bool)
 
 // HealthFunc reports whether berth can take requests now (the store and the
 // queues answer) and the detailed report of its parts. ready=false makes
-// GET /readyz and GET /healthz answer 503. A part that only degrades
+// GET /readyz answer 503. A part that only degrades
 // service (one Docker host down) belongs in the report, not in ready. The
 // report may name internals (paths, engine errors): only admins see it.
 type HealthFunc func(ctx context.Context) (ready bool, report any)

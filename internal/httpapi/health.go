@@ -35,22 +35,20 @@ func (h *handler) livez(w http.ResponseWriter, _ *http.Request) {
 func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	if ready, _ := h.health(r.Context()); !ready {
 		w.Header().Set("Retry-After", retrySeconds(h.retryAfter))
-		writeJSON(w, http.StatusServiceUnavailable, probeBody{Status: "not ready"})
+		writeProblem(w, r, http.StatusServiceUnavailable, "Service Unavailable", "not ready", nil)
 		return
 	}
 	writeJSON(w, http.StatusOK, probeBody{Status: "ready"})
 }
 
-// healthz is the detailed report, for admins.
+// healthz is the detailed report, for admins. It is 200 whatever it
+// reports: the verdict is /readyz's, and an error status would promise a
+// problem document instead of the report.
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request, c identity.Caller) error {
 	if !c.Admin {
 		return h.forbidden("the health report is for admins; GET /readyz tells whether berth is ready")
 	}
-	ready, report := h.health(r.Context())
-	status := http.StatusOK
-	if !ready {
-		status = http.StatusServiceUnavailable
-	}
-	writeJSON(w, status, report)
+	_, report := h.health(r.Context())
+	writeJSON(w, http.StatusOK, report)
 	return nil
 }

@@ -59,6 +59,7 @@ func (m *Manager) resolveSpec(t container.Template, inst container.Instance, use
 		Args:       expandAll("args", t.Args),
 		Workdir:    expand("workdir", t.Workdir),
 		Env:        expandMap("env", t.Env),
+		SecretEnv:  maps.Clone(t.SecretEnv),
 		Ports:      slices.Clone(t.Ports),
 		Resources:  t.Resources,
 	}
