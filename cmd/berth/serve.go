@@ -28,6 +28,7 @@ import (
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/secrets"
 	"github.com/berth-io/berth/internal/store/boltstore"
 	"github.com/berth-io/berth/internal/worker"
 )
@@ -183,11 +184,17 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 		MaxPending: cfg.Container.CreateQueueMaxPending, Runtimes: cfg.Container.AllowedRuntimes,
 		BindRoots: cfg.Docker.BindRoots(), WorkspaceRoot: cfg.Container.WorkspaceRoot, Logger: log, Metrics: emf,
 	})
+	sec, err := secrets.New(cfg.Secrets, os.LookupEnv, nil)
+	if err != nil {
+		st.Close()
+		rt.Close()
+		return nil, err
+	}
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
 	s.worker = worker.New(worker.Options{
 		Manager: s.manager, Runtimes: s.runtimes, CreateSlots: s.slots,
 		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
-		MaxAttempts: cfg.Container.MaxAttempts, Metrics: emf, Logger: log,
+		MaxAttempts: cfg.Container.MaxAttempts, Secrets: sec, Metrics: emf, Logger: log,
 	})
 
 	auth, mode := s.authenticator()

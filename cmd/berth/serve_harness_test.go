@@ -66,6 +66,8 @@ type serveOptions struct {
 	downHost bool
 	// noTokens leaves auth.tokens out: the local admin mode.
 	noTokens bool
+	// extra is appended to config.yml (whole top-level sections).
+	extra string
 }
 
 func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
@@ -105,6 +107,7 @@ docker:
 	if o.downHost {
 		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"
 	}
+	cfg += o.extra
 	if err := os.WriteFile(e.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

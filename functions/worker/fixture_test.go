@@ -51,7 +51,7 @@ func TestFixtureHandled(t *testing.T) {
 	st := teststores.Dynamo(t, time.Now)
 	cfg := config.Default()
 	cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL = "http://127.0.0.1:1/000000000000/berth-create", "http://127.0.0.1:1/000000000000/berth-lifecycle"
-	fn, err := newFunction(cfg, st, engine(t), sqsqueue.NewLocalClient(testenv.SQSEndpoint(t)), nil, quiet)
+	fn, err := newFunction(cfg, st, engine(t), sqsqueue.NewLocalClient(testenv.SQSEndpoint(t)), nil, nil, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/lambdaenv"
@@ -17,6 +18,7 @@ import (
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/secrets"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 	"github.com/berth-io/berth/internal/worker"
@@ -46,13 +48,21 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, fmt.Errorf("%w (docker.hosts comes from the file named by %s)", err, lambdaenv.ConfigFileVar)
 	}
+	var ssmClient secrets.SSMAPI
+	if cfg.Secrets.Source == config.SecretsSSM {
+		ssmClient = ssm.NewFromConfig(awsCfg)
+	}
+	sec, err := secrets.New(cfg.Secrets, env, ssmClient)
+	if err != nil {
+		return nil, err
+	}
 	name, _ := env("AWS_LAMBDA_FUNCTION_NAME")
-	return newFunction(cfg, st, rt, sqs.NewFromConfig(awsCfg), metrics.New(os.Stdout, map[string]string{"Function": name}), logger)
+	return newFunction(cfg, st, rt, sqs.NewFromConfig(awsCfg), sec, metrics.New(os.Stdout, map[string]string{"Function": name}), logger)
 }
 
 // newFunction wires the worker on its parts; tests call it with DynamoDB
 // Local, the SQS emulator and a real Docker engine.
-func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClient sqsqueue.API, emf *metrics.Emitter, logger *slog.Logger) (*function, error) {
+func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClient sqsqueue.API, sec worker.SecretSource, emf *metrics.Emitter, logger *slog.Logger) (*function, error) {
 	res, err := runtime.NewResolver(rt)
 	if err != nil {
 		return nil, err
@@ -64,7 +74,7 @@ func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClie
 		// No local semaphore: the CreateWorker's reserved concurrency (and
 		// its event source's maximum concurrency) is the limit.
 		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
-		MaxAttempts: cfg.Container.MaxAttempts, Metrics: emf, Logger: logger,
+		MaxAttempts: cfg.Container.MaxAttempts, Secrets: sec, Metrics: emf, Logger: logger,
 	})
 	f := &function{w: w, queues: map[string]*sqsqueue.Queue{}, log: logger}
 	for _, u := range []string{cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL} {
