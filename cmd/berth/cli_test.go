@@ -259,7 +259,7 @@ func TestCLIPagination(t *testing.T) {
 	runBerth(t, cliEnv(srv, clienttest.AdminToken), "", "containers", "list", "--owner", "alice", "--all-pages", "--limit", "3").
 		check(t, 0, ids, nil)
 	runBerth(t, cliEnv(srv, clienttest.BobToken), "", "containers", "list", "--owner", "alice").
-		check(t, 1, nil, []string{"Bad Request (400)", "owner: admin only"})
+		check(t, 1, nil, []string{"Bad Request (400)", "owner: must be your own user"})
 }
 
 func TestCLITemplates(t *testing.T) {

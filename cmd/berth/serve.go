@@ -30,6 +30,7 @@ import (
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/secrets"
 	"github.com/berth-io/berth/internal/store/boltstore"
 	"github.com/berth-io/berth/internal/worker"
 )
@@ -193,19 +194,22 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
 	wo := lambdaenv.WorkerOptions(cfg, s.manager, s.runtimes, log, emf)
 	wo.CreateSlots = s.slots
+	if wo.Secrets, err = secrets.New(cfg.Secrets, os.LookupEnv, nil); err != nil {
+		return nil, err
+	}
 	s.worker = worker.New(wo)
 
 	auth, mode := s.authenticator()
 	handler := httpapi.New(httpapi.Options{
 		Manager: s.manager, Auth: auth, Logger: log, BodyLimit: cfg.Server.RequestBodyLimit,
-		WaitMax: cfg.Server.WaitMax, Health: s.health,
+		WaitMax: cfg.Server.WaitMax, MaxWaiters: cfg.Server.MaxWaiters, Health: s.health,
 	})
 	ln, err := net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Server.Addr, err)
 	}
 	s.listener = ln
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	s.http = newHTTPServer(cfg.Server, handler, log)
 	s.printStartup(mode)
 	return s, nil
 }
@@ -387,14 +391,17 @@ func (s *server) checkImages(ctx context.Context) {
 	s.mu.Unlock()
 }
 
-// health reports the store, the queues and each Docker host for /healthz.
+// health reports the store, the queues and each Docker host. berth is
+// ready while the store answers (the in-process queues always take
+// messages); a Docker host that does not answer only degrades it: the API
+// still serves, and work for that host waits for it.
 func (s *server) health(ctx context.Context) (bool, any) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	healthy := true
+	ready, degraded := true, false
 	report := map[string]any{}
 	if n, err := s.store.AdmissionCount(ctx); err != nil {
-		healthy = false
+		ready = false
 		report["store"] = map[string]any{"ok": false, "error": err.Error()}
 	} else {
 		report["store"] = map[string]any{"ok": true, "path": s.cfg.Store.BoltPath, "unfinished_creates": n}
@@ -417,7 +424,7 @@ func (s *server) health(ctx context.Context) (bool, any) {
 		}
 		entry := map[string]any{"ok": err == nil}
 		if err != nil {
-			healthy = false
+			degraded = true
 			entry["error"] = err.Error()
 		}
 		hosts[h] = entry
@@ -428,6 +435,14 @@ func (s *server) health(ctx context.Context) (bool, any) {
 		report["images"] = s.images
 	}
 	s.mu.Unlock()
-	report["ok"] = healthy
-	return healthy, report
+	report["ok"] = ready
+	switch {
+	case !ready:
+		report["status"] = "not ready"
+	case degraded:
+		report["status"] = "degraded"
+	default:
+		report["status"] = "ready"
+	}
+	return ready, report
 }

@@ -55,12 +55,19 @@ type serveEnv struct {
 	engine  *docker.Runtime
 	proc    *exec.Cmd
 	logs    *testenv.SyncBuffer
+	out     *testenv.SyncBuffer // stdout: the start-up summary
 	exited  chan struct{}
 }
 
 type serveOptions struct {
 	maxConcurrency, maxPending  int
 	orphanGrace, reconcileEvery time.Duration
+	// downHost adds a second Docker host where no engine listens.
+	downHost bool
+	// noTokens leaves auth.tokens out: the local admin mode.
+	noTokens bool
+	// extra is appended to config.yml (whole top-level sections).
+	extra string
 }
 
 func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
@@ -89,17 +96,18 @@ func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
   reconcile_every: %s
   outbox_sweep_after: 2s
   refresh_image_status_on_start: true
-auth:
-  tokens:
-    %s: {user: root, admin: true}
-    %s: {user: alice}
+%s
 docker:
   scope: %s
   hosts:
     - name: local
       endpoint: %s
       network_mode: none
-`, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, adminToken, aliceToken, e.scope, endpoint)
+`, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, authSection(o.noTokens), e.scope, endpoint)
+	if o.downHost {
+		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"
+	}
+	cfg += o.extra
 	if err := os.WriteFile(e.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +132,14 @@ docker:
 	return e
 }
 
-// start runs `berth serve` and waits until it answers /healthz.
+func authSection(none bool) string {
+	if none {
+		return "auth: {}"
+	}
+	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice}", adminToken, aliceToken)
+}
+
+// start runs `berth serve` and waits until it answers /readyz.
 func (e *serveEnv) start() {
 	e.t.Helper()
 	if e.addr == "" {
@@ -142,9 +157,11 @@ func (e *serveEnv) start() {
 	e.proc = cmd
 	e.exited = make(chan struct{})
 	ready := make(chan string, 1)
+	e.out = &testenv.SyncBuffer{}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			fmt.Fprintln(e.out, sc.Text())
 			if strings.HasPrefix(sc.Text(), "berth serve: API on ") {
 				ready <- sc.Text()
 			}
@@ -160,7 +177,7 @@ func (e *serveEnv) start() {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get("http://" + e.addr + "/healthz")
+		resp, err := http.Get("http://" + e.addr + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -71,8 +72,16 @@ func TestServeEndToEnd(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	var health map[string]any
-	if err := json.Unmarshal(e.must(e.call("GET", "/healthz", aliceToken, nil), 200).body, &health); err != nil || health["ok"] != true {
+	if err := json.Unmarshal(e.must(e.call("GET", "/healthz", adminToken, nil), 200).body, &health); err != nil || health["status"] != "ready" {
 		t.Fatalf("healthz: %v %v", health, err)
+	}
+	e.must(e.call("GET", "/healthz", aliceToken, nil), http.StatusForbidden)
+	for _, probe := range []string{"/livez", "/readyz"} {
+		r := e.must(e.call("GET", probe, "", nil), 200)
+		if strings.Contains(string(r.body), e.dir) || strings.Contains(string(r.body), "docker") {
+			t.Fatalf("%s shows internals to anyone: %s", probe, r.body)
+		}
+		e.must(e.call("POST", probe, "", nil), http.StatusMethodNotAllowed)
 	}
 	e.stop()
 }

@@ -26,5 +26,5 @@ func main() {
 		logger.Error("api function cannot start", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(adapter.Handle)
+	lambda.Start(adapter.HandleEvent)
 }

@@ -42,6 +42,7 @@ func newAdapter(cfg *config.Config, s store.Store, logger *slog.Logger, emf *met
 		Logger:    logger,
 		BodyLimit: cfg.Server.RequestBodyLimit,
 		WaitMax:   cfg.Server.WaitMax,
+		Health:    storeHealth(s),
 	})
 	return lambdahttp.New(h, lambdahttp.Options{AdminClaim: cfg.Auth.AdminClaim, AdminGroup: cfg.Auth.AdminGroup, Logger: logger})
 }

@@ -109,7 +109,7 @@ func TestServerlessPath(t *testing.T) {
 	// The worker Lambda, fed by an SQS poller that plays the event source
 	// mapping: batches in, successes deleted, failures left to their
 	// visibility (the handler set it to the backoff).
-	fn, err := newFunction(cfg, st, rt, sc, nil, quiet)
+	fn, err := newFunction(cfg, st, rt, sc, nil, nil, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func TestFixtureHandled(t *testing.T) {
 	st := teststores.Dynamo(t, time.Now)
 	cfg := config.Default()
 	cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL = fixtureQueues[0], fixtureQueues[1]
-	fn, err := newFunction(cfg, st, engine(t), sqsqueue.NewLocalClient(testenv.SQSEndpoint(t)), nil, quiet)
+	fn, err := newFunction(cfg, st, engine(t), sqsqueue.NewLocalClient(testenv.SQSEndpoint(t)), nil, nil, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

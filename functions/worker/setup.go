@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/lambdaenv"
@@ -14,6 +15,7 @@ import (
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/secrets"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/worker"
 )
@@ -38,12 +40,20 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, lambdaenv.DockerHostsHint(err)
 	}
-	return newFunction(e.Config, e.Store, rt, e.SQS(), e.Metrics, logger)
+	var ssmClient secrets.SSMAPI
+	if e.Config.Secrets.Source == config.SecretsSSM {
+		ssmClient = ssm.NewFromConfig(e.AWS)
+	}
+	sec, err := secrets.New(e.Config.Secrets, env, ssmClient)
+	if err != nil {
+		return nil, err
+	}
+	return newFunction(e.Config, e.Store, rt, e.SQS(), sec, e.Metrics, logger)
 }
 
 // newFunction wires the worker on its parts; tests call it with DynamoDB
 // Local, the SQS emulator and a real Docker engine.
-func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClient sqsqueue.API, emf *metrics.Emitter, logger *slog.Logger) (*function, error) {
+func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClient sqsqueue.API, sec worker.SecretSource, emf *metrics.Emitter, logger *slog.Logger) (*function, error) {
 	res, err := runtime.NewResolver(rt)
 	if err != nil {
 		return nil, err
@@ -51,7 +61,9 @@ func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClie
 	m := manager.New(lambdaenv.ManagerOptions(cfg, st, logger, emf))
 	// No local semaphore: the CreateWorker's reserved concurrency (and its
 	// event source's maximum concurrency) is the limit.
-	w := worker.New(lambdaenv.WorkerOptions(cfg, m, res, logger, emf))
+	wo := lambdaenv.WorkerOptions(cfg, m, res, logger, emf)
+	wo.Secrets = sec
+	w := worker.New(wo)
 	f := &function{w: w, queues: map[string]*sqsqueue.Queue{}, log: logger}
 	for _, u := range []string{cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL} {
 		f.queues[lambdaenv.QueueName(u)] = sqsqueue.New(sqsClient, u)

@@ -16,6 +16,7 @@ type Config struct {
 	Docker     Docker     `yaml:"docker"`
 	Kubernetes Kubernetes `yaml:"kubernetes"`
 	Queue      Queue      `yaml:"queue"`
+	Secrets    Secrets    `yaml:"secrets"`
 }
 
 // Container is the `container:` section. The first eight keys are the
@@ -92,6 +93,26 @@ type Server struct {
 	// always write them to stdout, where CloudWatch Logs extracts them.
 	// Defaults to DefaultServerMetrics.
 	Metrics string `yaml:"metrics"`
+	// MaxWaiters caps the GET /wait calls served at once (429 beyond).
+	// Defaults to DefaultMaxWaiters.
+	MaxWaiters int `yaml:"max_waiters"`
+	// ReadHeaderTimeout is how long a client has to send a request's
+	// headers. Defaults to DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// ReadTimeout is how long a client has to send a whole request, body
+	// included: a connection that declares a body and sends none is
+	// closed after it. Defaults to DefaultReadTimeout.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds a response from the end of its request's headers;
+	// it must exceed wait_max, or every long GET /wait would be cut off.
+	// Defaults to DefaultWriteTimeout.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// IdleTimeout closes a kept-alive connection with no request.
+	// Defaults to DefaultIdleTimeout.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxHeaderBytes caps a request's headers (431 beyond). Defaults to
+	// DefaultMaxHeaderBytes.
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
 }
 
 // Where `berth serve` writes metrics (server.metrics).
@@ -103,6 +124,17 @@ const (
 // DefaultServerMetrics is server.metrics' default: a local server's
 // metrics would only clutter its terminal.
 const DefaultServerMetrics = MetricsNone
+
+// Defaults of the `server:` keys that guard `berth serve` against slow or
+// greedy clients.
+const (
+	DefaultMaxWaiters        = 256
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = time.Minute
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxHeaderBytes    = 32 << 10
+)
 
 // StoreBackend names a store implementation.
 type StoreBackend string
@@ -168,6 +200,40 @@ type Queue struct {
 	VisibilityTimeout time.Duration `yaml:"visibility_timeout"`
 }
 
+// SecretSource names where secret values come from.
+type SecretSource string
+
+// The secret sources: none, a local file or the environment (berth serve),
+// SSM Parameter Store (AWS).
+const (
+	SecretsNone SecretSource = "none"
+	SecretsFile SecretSource = "file"
+	SecretsEnv  SecretSource = "env"
+	SecretsSSM  SecretSource = "ssm"
+)
+
+// Defaults of the `secrets:` prefixes.
+const (
+	DefaultSecretEnvPrefix = "BERTH_SECRET_"
+	DefaultSecretSSMPrefix = "/berth/"
+)
+
+// Secrets is the `secrets:` section: where the worker reads the values a
+// template's secret_env names when it makes a container.
+type Secrets struct {
+	// Source is none, file, env or ssm. With none, a create from a
+	// template with secret_env fails. Defaults to none.
+	Source SecretSource `yaml:"source"`
+	// File is source file's YAML map of secret name to value, mode 0600.
+	File string `yaml:"file"`
+	// EnvPrefix is source env's variable prefix: secret db-password is
+	// <prefix>DB_PASSWORD. Defaults to DefaultSecretEnvPrefix.
+	EnvPrefix string `yaml:"env_prefix"`
+	// SSMPrefix is source ssm's parameter path: secret db-password is the
+	// SecureString <prefix>db-password. Defaults to DefaultSecretSSMPrefix.
+	SSMPrefix string `yaml:"ssm_prefix"`
+}
+
 // Default returns the configuration used when nothing is configured, with
 // derived values (store.bolt_path) resolved. It is what Load returns for an
 // empty path and an empty environment.
@@ -200,11 +266,17 @@ func defaults() *Config {
 			AllowedRuntimes:                     []string{container.RuntimeDocker},
 		},
 		Server: Server{
-			Addr:             "127.0.0.1:8080",
-			DataDir:          "./.berth",
-			RequestBodyLimit: 64 << 10,
-			WaitMax:          25 * time.Second,
-			Metrics:          DefaultServerMetrics,
+			Addr:              "127.0.0.1:8080",
+			DataDir:           "./.berth",
+			RequestBodyLimit:  64 << 10,
+			WaitMax:           25 * time.Second,
+			Metrics:           DefaultServerMetrics,
+			MaxWaiters:        DefaultMaxWaiters,
+			ReadHeaderTimeout: DefaultReadHeaderTimeout,
+			ReadTimeout:       DefaultReadTimeout,
+			WriteTimeout:      DefaultWriteTimeout,
+			IdleTimeout:       DefaultIdleTimeout,
+			MaxHeaderBytes:    DefaultMaxHeaderBytes,
 		},
 		Store: Store{
 			Backend:     StoreBolt,
@@ -217,6 +289,11 @@ func defaults() *Config {
 		Queue: Queue{
 			Backend:           QueueMemory,
 			VisibilityTimeout: 30 * time.Second,
+		},
+		Secrets: Secrets{
+			Source:    SecretsNone,
+			EnvPrefix: DefaultSecretEnvPrefix,
+			SSMPrefix: DefaultSecretSSMPrefix,
 		},
 	}
 }

@@ -84,6 +84,7 @@ var stringValues = map[string]string{
 	"server.metrics":                             "stdout",
 	"store.backend":                              "dynamodb",
 	"queue.backend":                              "sqs",
+	"secrets.source":                             "env",
 	"queue.create_queue_url":                     "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-create",
 	"queue.lifecycle_queue_url":                  "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-lifecycle",
 }

@@ -78,6 +78,7 @@ func validate(cfg *Config, src *sources) []error {
 	c := &checker{src: src}
 	c.container(&cfg.Container)
 	c.server(&cfg.Server)
+	c.secrets(&cfg.Secrets)
 	c.store(&cfg.Store)
 	c.auth(&cfg.Auth)
 	c.docker(&cfg.Docker)
@@ -125,6 +126,28 @@ func (c *checker) server(s *Server) {
 	c.atLeast("server.request_body_limit", s.RequestBodyLimit, 1)
 	c.positive("server.wait_max", s.WaitMax)
 	oneOf(c, "server.metrics", s.Metrics, MetricsNone, MetricsStdout)
+	c.atLeast("server.max_waiters", int64(s.MaxWaiters), 1)
+	c.positive("server.read_header_timeout", s.ReadHeaderTimeout)
+	c.positive("server.read_timeout", s.ReadTimeout)
+	c.positive("server.idle_timeout", s.IdleTimeout)
+	c.atLeast("server.max_header_bytes", int64(s.MaxHeaderBytes), 1)
+	if s.WriteTimeout <= s.WaitMax {
+		c.fail("server.write_timeout", "must exceed server.wait_max (%s), or a long GET /wait is cut off; got %s", s.WaitMax, s.WriteTimeout)
+	}
+}
+
+func (c *checker) secrets(s *Secrets) {
+	oneOf(c, "secrets.source", s.Source, SecretsNone, SecretsFile, SecretsEnv, SecretsSSM)
+	switch s.Source {
+	case SecretsFile:
+		c.absClean("secrets.file", s.File)
+	case SecretsEnv:
+		c.notEmpty("secrets.env_prefix", s.EnvPrefix)
+	case SecretsSSM:
+		if !strings.HasPrefix(s.SSMPrefix, "/") {
+			c.fail("secrets.ssm_prefix", "must be a parameter path starting with /, got %q", s.SSMPrefix)
+		}
+	}
 }
 
 // tablePrefix keeps table names within DynamoDB's alphabet.

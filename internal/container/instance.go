@@ -61,6 +61,7 @@ func (s Spec) Clone() Spec {
 	out.Command = append([]string(nil), s.Command...)
 	out.Args = append([]string(nil), s.Args...)
 	out.Env = cloneMap(s.Env)
+	out.SecretEnv = cloneMap(s.SecretEnv)
 	out.Volumes = append([]Volume(nil), s.Volumes...)
 	out.Ports = append([]Port(nil), s.Ports...)
 	out.Labels = cloneMap(s.Labels)

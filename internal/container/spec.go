@@ -15,10 +15,13 @@ type Spec struct {
 	Args       []string          `json:"args,omitempty"`
 	Workdir    string            `json:"workdir,omitempty"`
 	Env        map[string]string `json:"env,omitempty"`
+	// SecretEnv maps environment variables to secret names, resolved only
+	// by the worker as it makes the container (values are never stored).
+	SecretEnv  map[string]string `json:"secret_env,omitempty"`
 	Volumes    []Volume          `json:"volumes,omitempty"`
 	Ports      []Port            `json:"ports,omitempty"`
 	Resources  Resources         `json:"resources"`
 	Scheduling Scheduling        `json:"scheduling"`
-	// Labels are the template's labels and the instance's, instance winning.
+	// Labels are the template's labels and the instance's, template winning.
 	Labels map[string]string `json:"labels,omitempty"`
 }

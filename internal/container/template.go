@@ -32,12 +32,16 @@ type Template struct {
 	Args        []string          `json:"args,omitempty"`
 	Workdir     string            `json:"workdir,omitempty"`
 	Env         map[string]string `json:"env,omitempty"`
-	UserEnv     []string          `json:"user_env,omitempty"`
-	Volumes     []Volume          `json:"volumes,omitempty"`
-	Ports       []Port            `json:"ports,omitempty"`
-	Resources   Resources         `json:"resources"`
-	Scheduling  Scheduling        `json:"scheduling"`
-	Labels      map[string]string `json:"labels,omitempty"`
+	// SecretEnv maps environment variables to secret names: the worker
+	// reads each secret from the configured source when it makes the
+	// container, and the value goes nowhere else.
+	SecretEnv  map[string]string `json:"secret_env,omitempty"`
+	UserEnv    []string          `json:"user_env,omitempty"`
+	Volumes    []Volume          `json:"volumes,omitempty"`
+	Ports      []Port            `json:"ports,omitempty"`
+	Resources  Resources         `json:"resources"`
+	Scheduling Scheduling        `json:"scheduling"`
+	Labels     map[string]string `json:"labels,omitempty"`
 	// Version counts writes of the template; set by the store.
 	Version   int64  `json:"version"`
 	UpdatedAt string `json:"updated_at,omitempty"`

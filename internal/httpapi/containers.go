@@ -96,10 +96,12 @@ func (h *handler) getContainer(w http.ResponseWriter, r *http.Request, c identit
 	return nil
 }
 
-// ifMatch parses If-Match: a version, quoted or not ("3", 3, W/"3").
+// ifMatch parses If-Match: a version, quoted or not ("3", 3, W/"3"). "*"
+// matches any current representation (RFC 9110, 13.1.1): the same as no
+// condition, since a missing instance is 404 either way.
 func ifMatch(r *http.Request) (*int64, error) {
 	v := strings.TrimSpace(r.Header.Get("If-Match"))
-	if v == "" {
+	if v == "" || v == "*" {
 		return nil, nil
 	}
 	v = strings.Trim(strings.TrimPrefix(v, "W/"), `"`)
@@ -170,8 +172,8 @@ func (h *handler) listContainers(w http.ResponseWriter, r *http.Request, c ident
 		lq.Labels[k] = v
 	}
 	if owner := q.Get("owner"); owner != "" {
-		if !c.Admin {
-			return &badRequest{msg: "only admins may filter by owner", fields: fieldErr("owner", "admin only")}
+		if !c.Admin && owner != c.User {
+			return &badRequest{msg: "only admins may list other users' containers", fields: fieldErr("owner", "must be your own user unless you are an admin")}
 		}
 		lq.Owner = owner
 	} else if !c.Admin {
@@ -261,6 +263,14 @@ func (h *handler) waitContainer(w http.ResponseWriter, r *http.Request, c identi
 	}
 	if len(bad) > 0 {
 		return &badRequest{msg: "invalid query parameters", fields: bad}
+	}
+	if h.waiters != nil {
+		select {
+		case h.waiters <- struct{}{}:
+			defer func() { <-h.waiters }()
+		default:
+			return errTooManyWaiters
+		}
 	}
 	in, err := h.m.Wait(r.Context(), c, r.PathValue("id"), want, timeout)
 	if errors.Is(err, manager.ErrUnreachable) {

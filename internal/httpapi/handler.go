@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -20,9 +22,12 @@ import (
 // not authenticated (401); there is no anonymous caller.
 type Authenticator func(r *http.Request) (c identity.Caller, ok bool)
 
-// HealthFunc reports the reachability of berth's parts for GET /healthz;
-// healthy=false answers 503.
-type HealthFunc func(ctx context.Context) (healthy bool, report any)
+// HealthFunc reports whether berth can take requests now (the store and the
+// queues answer) and the detailed report of its parts. ready=false makes
+// GET /readyz answer 503. A part that only degrades
+// service (one Docker host down) belongs in the report, not in ready. The
+// report may name internals (paths, engine errors): only admins see it.
+type HealthFunc func(ctx context.Context) (ready bool, report any)
 
 // Options configure the handler.
 type Options struct {
@@ -33,11 +38,16 @@ type Options struct {
 	BodyLimit int64
 	// WaitMax caps GET /wait's timeout (default 25 s, under API Gateway's 30 s).
 	WaitMax time.Duration
-	// Health, if set, serves GET /healthz (the local server; API Gateway
-	// has no such route).
+	// Health, if set, serves GET /readyz (anyone: ready or not, nothing
+	// more) and GET /healthz (admins: the detailed report). GET /livez is
+	// always served.
 	Health HealthFunc
 	// RetryAfter is what a 429 or 503 asks clients to wait (default 2 s).
 	RetryAfter time.Duration
+	// MaxWaiters caps the GET /wait calls served at once; beyond it a
+	// wait is 429 with Retry-After. Each waiter holds a connection and a
+	// goroutine for up to WaitMax. Zero or less: no cap.
+	MaxWaiters int
 }
 
 type handler struct {
@@ -48,7 +58,9 @@ type handler struct {
 	waitMax    time.Duration
 	health     HealthFunc
 	retryAfter time.Duration
-	mux        *http.ServeMux
+	// waiters holds a token per GET /wait being served (nil: no cap).
+	waiters chan struct{}
+	mux     *http.ServeMux
 }
 
 // New returns the API handler.
@@ -67,6 +79,9 @@ func New(o Options) http.Handler {
 	if h.retryAfter <= 0 {
 		h.retryAfter = 2 * time.Second
 	}
+	if o.MaxWaiters > 0 {
+		h.waiters = make(chan struct{}, o.MaxWaiters)
+	}
 	// One pattern per path, methods dispatched by hand, so that 404 and 405
 	// answer in problem+json like every other error.
 	h.route("/api/containers", map[string]apiFunc{"GET": h.listContainers, "POST": h.createContainer})
@@ -77,8 +92,10 @@ func New(o Options) http.Handler {
 	h.route("/api/containers/{id}/events", map[string]apiFunc{"GET": h.listEvents})
 	h.route("/api/templates", map[string]apiFunc{"GET": h.listTemplates})
 	h.route("/api/templates/{name}", map[string]apiFunc{"GET": h.getTemplate, "PUT": h.putTemplate, "DELETE": h.deleteTemplate})
+	h.probe("/livez", h.livez)
 	if h.health != nil {
-		h.mux.HandleFunc("/healthz", h.healthz)
+		h.probe("/readyz", h.readyz)
+		h.route("/healthz", map[string]apiFunc{"GET": h.healthz, "HEAD": h.healthz})
 	}
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, http.StatusNotFound, "Not Found", "no such route: "+r.URL.Path, nil)
@@ -107,16 +124,25 @@ func (h *handler) route(pattern string, methods map[string]apiFunc) {
 			return
 		}
 		r = r.WithContext(identity.With(r.Context(), c))
+		if slot, ok := r.Context().Value(callerSlotKey{}).(*identity.Caller); ok {
+			*slot = c // for the access log, which sees the request before auth
+		}
 		if err := fn(w, r, c); err != nil {
 			h.writeError(w, r, err)
 		}
 	})
 }
 
+// callerSlotKey holds a *identity.Caller that route fills in once the
+// request is authenticated, so that the access log can name the user.
+type callerSlotKey struct{}
+
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := requestID(r)
-	r = r.WithContext(manager.WithTrace(withRequestID(r.Context(), reqID), traceContext(r)))
+	var caller identity.Caller
+	ctx := context.WithValue(withRequestID(r.Context(), reqID), callerSlotKey{}, &caller)
+	r = r.WithContext(manager.WithTrace(ctx, traceContext(r)))
 	w.Header().Set("X-Request-Id", reqID)
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	defer func() {
@@ -126,13 +152,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeProblem(rec, r, http.StatusInternalServerError, "Internal Server Error", "request "+reqID+" failed", nil)
 			}
 		}
-		user := ""
-		if c, ok := identity.From(r.Context()); ok {
-			user = c.User
-		}
 		h.log.InfoContext(r.Context(), "request", "request_id", reqID, "method", r.Method, "path", r.URL.Path,
-			"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "user", user)
+			"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "user", caller.User)
 	}()
+	// ServeMux answers an unclean path ("//api/x", "/a/../b") with a
+	// redirect and an HTML body; berth's routes are all clean, so such a
+	// path names no resource.
+	if p := r.URL.Path; p == "" || path.Clean(p) != p {
+		writeProblem(rec, r, http.StatusNotFound, "Not Found", "no such route: "+r.URL.Path, nil)
+		return
+	}
+	// r.URL.Query drops what it cannot decode; a malformed query is
+	// refused rather than read as a different one.
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		writeProblem(rec, r, http.StatusBadRequest, "Bad Request", "the query string is malformed: "+err.Error(), nil)
+		return
+	}
 	h.mux.ServeHTTP(rec, r)
 }
 
@@ -152,13 +187,4 @@ func (s *statusRecorder) WriteHeader(code int) {
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	s.wrote = true
 	return s.ResponseWriter.Write(b)
-}
-
-func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
-	ok, report := h.health(r.Context())
-	status := http.StatusOK
-	if !ok {
-		status = http.StatusServiceUnavailable
-	}
-	writeJSON(w, status, report)
 }

@@ -35,16 +35,27 @@ type api struct {
 
 func newAPI(t *testing.T, b teststores.Backend, maxPending int) *api {
 	t.Helper()
+	return newAPIWith(t, b, maxPending, nil)
+}
+
+// newAPIWith is newAPI with the handler's options adjusted by opt (nil:
+// as newAPI).
+func newAPIWith(t *testing.T, b teststores.Backend, maxPending int, opt func(*httpapi.Options)) *api {
+	t.Helper()
 	s := b.Open(t, time.Now)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m := manager.New(manager.Options{Store: s, MaxPending: maxPending, Runtimes: []string{"docker"},
 		BindRoots: []string{"/srv/berth"}, Logger: logger, WaitPoll: 5 * time.Millisecond})
-	h := httpapi.New(httpapi.Options{Manager: m, Logger: logger, WaitMax: 25 * time.Second,
+	o := httpapi.Options{Manager: m, Logger: logger, WaitMax: 25 * time.Second,
 		Auth: httpapi.TokenAuth([]httpapi.TokenUser{
 			{Token: admin, User: "root", Admin: true},
 			{Token: alice, User: "alice"},
 			{Token: bob, User: "bob"},
-		})})
+		})}
+	if opt != nil {
+		opt(&o)
+	}
+	h := httpapi.New(o)
 	a := &api{t: t, h: h, m: m, store: s}
 	a.mustStatus(a.do("PUT", "/api/templates/busybox", admin, busyboxTemplate, nil), http.StatusCreated)
 	return a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/manager"
@@ -90,7 +91,7 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		writeProblem(w, r, http.StatusPreconditionFailed, "Precondition Failed", err.Error(), nil)
 	case errors.Is(err, manager.ErrIdempotencyKey):
 		writeProblem(w, r, http.StatusUnprocessableEntity, "Unprocessable Content", err.Error(), nil)
-	case errors.Is(err, manager.ErrQueueFull):
+	case errors.Is(err, manager.ErrQueueFull), errors.Is(err, errTooManyWaiters):
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
 		writeProblem(w, r, http.StatusTooManyRequests, "Too Many Requests", err.Error(), func(p *Problem) { p.RetryAfterSeconds = retry })
 	case errors.Is(err, manager.ErrWaitTimeout):
@@ -113,6 +114,12 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		writeProblem(w, r, http.StatusInternalServerError, "Internal Server Error", "request "+RequestIDFrom(r.Context())+" failed", nil)
 	}
 }
+
+// retrySeconds is a Retry-After value: whole seconds, at least 1.
+func retrySeconds(d time.Duration) string { return strconv.Itoa(max(1, int(d.Seconds()))) }
+
+// errTooManyWaiters is a GET /wait beyond Options.MaxWaiters.
+var errTooManyWaiters = errors.New("too many GET /wait calls in progress; retry later or poll GET /api/containers/{id}")
 
 type currentStatusKey struct{}
 

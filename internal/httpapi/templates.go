@@ -15,6 +15,9 @@ func (h *handler) listTemplates(w http.ResponseWriter, r *http.Request, c identi
 	if ts == nil {
 		ts = []container.Template{}
 	}
+	for i := range ts {
+		ts[i] = templateBody(ts[i], c)
+	}
 	writeJSON(w, http.StatusOK, listBody[container.Template]{Items: ts})
 	return nil
 }
@@ -25,8 +28,32 @@ func (h *handler) getTemplate(w http.ResponseWriter, r *http.Request, c identity
 		return err
 	}
 	w.Header().Set("ETag", etag(t.Version))
-	writeJSON(w, http.StatusOK, t)
+	writeJSON(w, http.StatusOK, templateBody(t, c))
 	return nil
+}
+
+// redactedValue stands for every template env value a non-admin reads.
+const redactedValue = "[redacted]"
+
+// templateBody is a template as c may see it: admins see it whole; others
+// see which variables env and secret_env set, not their values (env values
+// are often credentials) nor the secrets' names.
+func templateBody(t container.Template, c identity.Caller) container.Template {
+	if c.Admin {
+		return t
+	}
+	redact := func(m map[string]string) map[string]string {
+		if m == nil {
+			return nil
+		}
+		out := make(map[string]string, len(m))
+		for k := range m {
+			out[k] = redactedValue
+		}
+		return out
+	}
+	t.Env, t.SecretEnv = redact(t.Env), redact(t.SecretEnv)
+	return t
 }
 
 func (h *handler) putTemplate(w http.ResponseWriter, r *http.Request, c identity.Caller) error {

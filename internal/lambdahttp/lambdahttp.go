@@ -75,7 +75,8 @@ func New(h http.Handler, o Options) *Adapter {
 	return a
 }
 
-// Handle is the Lambda handler: lambda.Start(adapter.Handle).
+// Handle serves one decoded event; HandleEvent, which decodes claims
+// tolerantly, is what lambda.Start gets.
 func (a *Adapter) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -166,17 +167,24 @@ func (a *Adapter) Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 }
 
 // requestURL is the path and query string the client sent: rawPath (or
-// requestContext.http.path) and rawQueryString, both still encoded.
+// requestContext.http.path) and rawQueryString, both still encoded, with a
+// named stage taken off the front: HTTP API puts it in rawPath
+// (/prod/api/containers) while the handler's routes start at /api.
 func requestURL(ev events.APIGatewayV2HTTPRequest) (*url.URL, error) {
 	raw := ev.RawPath
 	if raw == "" {
 		raw = ev.RequestContext.HTTP.Path
 	}
-	if raw == "" {
-		raw = "/"
-	}
 	if !strings.HasPrefix(raw, "/") {
 		raw = "/" + raw
+	}
+	if stage := ev.RequestContext.Stage; stage != "" && stage != "$default" {
+		if rest, ok := strings.CutPrefix(raw, "/"+stage); ok && (rest == "" || rest[0] == '/') {
+			raw = rest
+		}
+	}
+	if raw == "" {
+		raw = "/"
 	}
 	p, err := url.PathUnescape(raw)
 	if err != nil {

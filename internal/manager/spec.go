@@ -59,6 +59,7 @@ func (m *Manager) resolveSpec(t container.Template, inst container.Instance, use
 		Args:       expandAll("args", t.Args),
 		Workdir:    expand("workdir", t.Workdir),
 		Env:        expandMap("env", t.Env),
+		SecretEnv:  maps.Clone(t.SecretEnv),
 		Ports:      slices.Clone(t.Ports),
 		Resources:  t.Resources,
 	}
@@ -90,11 +91,16 @@ func (m *Manager) resolveSpec(t container.Template, inst container.Instance, use
 			Key: c.Key, Operator: c.Operator, Values: expandAll(fmt.Sprintf("scheduling.constraints[%d].values", i), c.Values),
 		})
 	}
-	labels := maps.Clone(t.Labels)
-	if len(inst.Labels) > 0 && labels == nil {
-		labels = map[string]string{}
+	// The template's labels win over the user's: an admin's label (a cost
+	// centre, a policy selector) is not the user's to replace.
+	var labels map[string]string
+	if len(t.Labels)+len(inst.Labels) > 0 {
+		labels = maps.Clone(inst.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		maps.Copy(labels, t.Labels)
 	}
-	maps.Copy(labels, inst.Labels)
 	spec.Labels = labels
 	// What the variables' values made of the paths and the image is
 	// checked as the template was, so the engine never sees it first.

@@ -125,6 +125,7 @@ func (m *Manager) validateTemplate(t container.Template) error {
 		}
 	}
 	validEnv(&f, "env", t.Env)
+	validSecretEnv(&f, t)
 	for k, v := range t.Env {
 		checkVars(&f, "env."+k, v)
 	}

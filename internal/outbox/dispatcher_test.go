@@ -13,13 +13,14 @@ import (
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/teststores"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 func TestDispatchRoutesBatchesAndMarks(t *testing.T) {
 	st := teststores.Bolt(t, nil)
 	cq, lq := memQueues(t, 1000)
 	create, lifecycle := &recordingQueue{Queue: cq}, &recordingQueue{Queue: lq}
-	var logs, emf syncBuffer
+	var logs, emf testenv.SyncBuffer
 	d := &outbox.Dispatcher{
 		Queues:  map[outbox.QueueName]queue.Queue{outbox.CreateQueue: create, outbox.LifecycleQueue: lifecycle},
 		Store:   st,
@@ -84,7 +85,7 @@ func TestDispatchRoutesBatchesAndMarks(t *testing.T) {
 		}
 	}
 	n := 0
-	for _, l := range emf.lines() {
+	for _, l := range emf.JSONLines() {
 		if _, ok := l[outbox.MetricDispatchLatency]; ok {
 			n++
 			if l["Queue"] != "create" && l["Queue"] != "lifecycle" {
@@ -95,7 +96,7 @@ func TestDispatchRoutesBatchesAndMarks(t *testing.T) {
 	if n != 26 {
 		t.Errorf("%d DispatchLatency lines, want one per item (26)", n)
 	}
-	for _, l := range logs.lines() {
+	for _, l := range logs.JSONLines() {
 		if l["msg"] == "outbox item dispatched" && (l["outbox_id"] == nil || l["instance_id"] == nil || l["op"] == nil) {
 			t.Errorf("log line without ids: %v", l)
 		}
@@ -170,7 +171,7 @@ func (failingMarks) MarkDispatched(context.Context, string, time.Time) error {
 func TestMarkDispatchedFailureIsNotFatal(t *testing.T) {
 	st := teststores.Bolt(t, nil)
 	cq, _ := memQueues(t, 10)
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	d := &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq}, Store: failingMarks{st}, Logger: testLogger(&logs)}
 	it := createItem(t, st, time.Now())
 	if failed := d.Dispatch(context.Background(), []container.OutboxItem{it}); failed != nil {
@@ -180,7 +181,7 @@ func TestMarkDispatchedFailureIsNotFatal(t *testing.T) {
 		t.Fatalf("%d messages, want 1", n)
 	}
 	warned := false
-	for _, l := range logs.lines() {
+	for _, l := range logs.JSONLines() {
 		warned = warned || (l["msg"] == "outbox item sent but not marked dispatched" && l["outbox_id"] == it.ID)
 	}
 	if !warned {
@@ -247,13 +248,13 @@ func TestSweepMeasuresOldestPending(t *testing.T) {
 		now := time.Now().Truncate(time.Second)
 		st := b.Open(t, time.Now)
 		cq, lq := memQueues(t, 100)
-		var buf syncBuffer
+		var buf testenv.SyncBuffer
 		d := &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq, outbox.LifecycleQueue: lq},
 			Store: st, Metrics: metrics.New(&buf, nil), Clock: func() time.Time { return now }}
 		ctx := context.Background()
 		ages := func() []float64 {
 			var out []float64
-			for _, l := range buf.lines() {
+			for _, l := range buf.JSONLines() {
 				if v, ok := l[outbox.MetricOldestPendingAge].(float64); ok {
 					out = append(out, v)
 				}

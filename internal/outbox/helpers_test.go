@@ -1,12 +1,9 @@
 package outbox_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +15,7 @@ import (
 	"github.com/berth-io/berth/internal/queue/memqueue"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/storetest"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // createParams is a valid create committed at "at" (the outbox item's
@@ -126,35 +124,7 @@ func decode(t testing.TB, d queue.Delivery) outbox.Message {
 	return m
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers (logs, metrics).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err == nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func testLogger(w *syncBuffer) *slog.Logger {
+func testLogger(w *testenv.SyncBuffer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 

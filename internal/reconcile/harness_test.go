@@ -1,13 +1,11 @@
 package reconcile_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/manager/managertest"
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
@@ -45,24 +44,7 @@ type rig struct {
 	scope  string
 	image  string
 	offset atomic.Int64 // nanoseconds the reconciler's clock is ahead
-	logs   *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs   *testenv.SyncBuffer
 }
 
 // newRig opens the backend and a runtime whose hosts are the real engine
@@ -76,7 +58,7 @@ func newRig(t *testing.T, s store.Store, down ...string) *rig {
 	for _, d := range down {
 		hosts = append(hosts, config.DockerHost{Name: d, Endpoint: "unix:///run/berth-test/no-such-engine-" + scope + ".sock"})
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	rt, err := docker.New(config.Docker{Hosts: hosts}, docker.Options{Scope: scope, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
@@ -149,7 +131,7 @@ func (r *rig) reconciler(opts ...func(*reconcile.Options)) *reconcile.Reconciler
 // run makes one pass and fails the test on an error or an error count.
 func (r *rig) run(rc *reconcile.Reconciler) reconcile.Report {
 	r.t.Helper()
-	rep, err := rc.Run(ctxFor(r.t, 2*time.Minute))
+	rep, err := rc.Run(testenv.Context(r.t, 2*time.Minute))
 	if err != nil {
 		r.t.Fatalf("Run: %v (report %+v)", err, rep)
 	}
@@ -159,21 +141,10 @@ func (r *rig) run(rc *reconcile.Reconciler) reconcile.Report {
 	return rep
 }
 
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // create makes an instance from a template: pending, with its create item.
 func (r *rig) create(tpl string) container.Instance {
 	r.t.Helper()
-	res, err := r.m.CreateByTemplate(context.Background(), alice, manager.CreateRequest{Template: tpl}, nil, "req-"+tpl)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return res.Instance
+	return managertest.Create(r.t, r.m, alice, tpl)
 }
 
 // move makes one conditional transition, as a worker would.
@@ -205,7 +176,7 @@ func (r *rig) running(inst container.Instance, nodeName string) container.Instan
 // start creates and starts the instance's container on the real engine.
 func (r *rig) start(inst container.Instance) runtime.Ref {
 	r.t.Helper()
-	ctx := ctxFor(r.t, time.Minute)
+	ctx := testenv.Context(r.t, time.Minute)
 	ref, err := r.rt.Create(ctx, inst)
 	if err != nil {
 		r.t.Fatalf("create container: %v", err)
@@ -219,7 +190,7 @@ func (r *rig) start(inst container.Instance) runtime.Ref {
 // waitPhase polls the container until it is in phase, with a deadline.
 func (r *rig) waitPhase(ref runtime.Ref, phase runtime.Phase) runtime.State {
 	r.t.Helper()
-	ctx := ctxFor(r.t, 30*time.Second)
+	ctx := testenv.Context(r.t, 30*time.Second)
 	for {
 		st, err := r.rt.Inspect(ctx, ref)
 		if err == nil && st.Phase == phase {
@@ -236,7 +207,7 @@ func (r *rig) waitPhase(ref runtime.Ref, phase runtime.Phase) runtime.State {
 // exists reports whether the instance's container is on the engine.
 func (r *rig) exists(ref runtime.Ref) bool {
 	r.t.Helper()
-	_, err := r.rt.Inspect(ctxFor(r.t, 30*time.Second), ref)
+	_, err := r.rt.Inspect(testenv.Context(r.t, 30*time.Second), ref)
 	if err != nil && !runtime.IsNotFound(err) {
 		r.t.Fatalf("inspect: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store/teststores"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // TestMeasurePass50 times passes over 50 active instances on the real
@@ -71,7 +72,7 @@ func TestMeasurePass50(t *testing.T) {
 			wg.Go(func() {
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				_ = r.rt.Delete(ctxFor(t, time.Minute), ref)
+				_ = r.rt.Delete(testenv.Context(t, time.Minute), ref)
 			})
 		}
 		wg.Wait()

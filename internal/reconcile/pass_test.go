@@ -158,7 +158,7 @@ func TestSweeperCalledAndReported(t *testing.T) {
 			t.Errorf("without a sweeper: %+v", rep)
 		}
 		sw = &sweeper{err: errSweep}
-		rep, err := r.reconciler(func(o *reconcile.Options) { o.Sweeper = sw }).Run(ctxFor(t, time.Minute))
+		rep, err := r.reconciler(func(o *reconcile.Options) { o.Sweeper = sw }).Run(testenv.Context(t, time.Minute))
 		if err != nil || rep.Errors != 1 || len(rep.ErrorSamples) != 1 {
 			t.Errorf("failing sweeper: %v, %+v", err, rep)
 		}
@@ -202,7 +202,7 @@ func TestPassIsBounded(t *testing.T) {
 			t.Errorf("after a full round the walk starts again: %d instances", rep.Instances)
 		}
 
-		rep, err := r.reconciler(func(o *reconcile.Options) { o.PassTimeout = time.Nanosecond }).Run(ctxFor(t, time.Minute))
+		rep, err := r.reconciler(func(o *reconcile.Options) { o.PassTimeout = time.Nanosecond }).Run(testenv.Context(t, time.Minute))
 		if err != nil || !rep.Truncated {
 			t.Errorf("pass past its deadline: %v, %+v", err, rep)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // (a) The store says creating, the container runs: the instance becomes
@@ -59,7 +60,7 @@ func TestRemovedContainerFailsInstanceAfterGrace(t *testing.T) {
 		r.waitPhase(runRef, runtime.PhaseRunning)
 		r.waitPhase(stopRef, runtime.PhaseRunning)
 		for _, ref := range []runtime.Ref{runRef, stopRef} {
-			if err := r.rt.Delete(ctxFor(t, time.Minute), ref); err != nil {
+			if err := r.rt.Delete(testenv.Context(t, time.Minute), ref); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -97,7 +98,7 @@ func TestOrphanRemovedOnlyAfterGrace(t *testing.T) {
 		kept := r.running(r.creating(r.create("sleeper"), node), node)
 		keptRef := r.start(kept)
 		r.waitPhase(keptRef, runtime.PhaseRunning)
-		if err := r.rt.Stop(ctxFor(t, time.Minute), keptRef, 0); err != nil {
+		if err := r.rt.Stop(testenv.Context(t, time.Minute), keptRef, 0); err != nil {
 			t.Fatal(err)
 		}
 		r.waitPhase(keptRef, runtime.PhaseExited)
@@ -181,7 +182,7 @@ func TestConcurrentReconcilers(t *testing.T) {
 		r.waitPhase(removedRef, runtime.PhaseRunning)
 		r.waitPhase(exitedRef, runtime.PhaseExited)
 		r.waitPhase(stuckRef, runtime.PhaseRunning)
-		if err := r.rt.Delete(ctxFor(t, time.Minute), removedRef); err != nil {
+		if err := r.rt.Delete(testenv.Context(t, time.Minute), removedRef); err != nil {
 			t.Fatal(err)
 		}
 		r.advance(time.Hour) // past every grace period and the stop timeout
@@ -194,7 +195,7 @@ func TestConcurrentReconcilers(t *testing.T) {
 		for i, rc := range rcs {
 			wg.Go(func() {
 				<-start
-				reps[i], errs[i] = rc.Run(ctxFor(t, 2*time.Minute))
+				reps[i], errs[i] = rc.Run(testenv.Context(t, 2*time.Minute))
 			})
 		}
 		close(start)
@@ -250,7 +251,7 @@ func TestPartialListNeverDestroys(t *testing.T) {
 		exited := r.running(r.creating(r.create("exit3"), node), node)
 		r.waitPhase(r.start(exited), runtime.PhaseExited)
 		r.waitPhase(goneRef, runtime.PhaseRunning)
-		if err := r.rt.Delete(ctxFor(t, time.Minute), goneRef); err != nil {
+		if err := r.rt.Delete(testenv.Context(t, time.Minute), goneRef); err != nil {
 			t.Fatal(err)
 		}
 		r.advance(time.Hour)

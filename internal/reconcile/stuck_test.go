@@ -15,6 +15,7 @@ import (
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/testenv"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -75,7 +76,7 @@ func TestStuckStatuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := w.Process(ctxFor(t, time.Minute), queue.Delivery{MessageID: "m1", Body: body, ReceiveCount: 1, SentAt: time.Now()})
+		res := w.Process(testenv.Context(t, time.Minute), queue.Delivery{MessageID: "m1", Body: body, ReceiveCount: 1, SentAt: time.Now()})
 		if !res.Ack {
 			t.Fatalf("worker on the re-enqueued stop: %+v", res)
 		}

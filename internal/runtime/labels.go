@@ -21,12 +21,14 @@ const (
 	LabelScope = "berth.scope"
 )
 
-// Labels returns the labels for inst's object: the spec's (template merged
-// with instance), then the instance's own, then berth's, which no user label
+// Labels returns the labels for inst's object: the instance's own, then the
+// spec's (the template's win over the user's), then berth's, which no label
 // can override.
 func Labels(inst container.Instance, scope string) map[string]string {
 	out := make(map[string]string, len(inst.Spec.Labels)+len(inst.Labels)+6)
-	for _, m := range []map[string]string{inst.Spec.Labels, inst.Labels} {
+	// The spec's labels come last: they hold the template's, which win
+	// over the user's.
+	for _, m := range []map[string]string{inst.Labels, inst.Spec.Labels} {
 		for k, v := range m {
 			if !strings.HasPrefix(k, ReservedLabelPrefix) {
 				out[k] = v

@@ -18,7 +18,7 @@ func TestLabels(t *testing.T) {
 	}
 	got := runtime.Labels(inst, "prod")
 	want := map[string]string{
-		"app": "mine", "tier": "instance", "cost-center": "42",
+		"app": "mine", "tier": "template", "cost-center": "42",
 		"berth.managed": "true", "berth.instance-id": "01ABC", "berth.owner": "alice",
 		"berth.template": "jupyter", "berth.group": "team-a", "berth.scope": "prod",
 	}

@@ -2,7 +2,9 @@ package testenv
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -19,7 +21,8 @@ func FreeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
-// SyncBuffer collects a child process's output while the test reads it.
+// SyncBuffer collects output written concurrently (a child process, a
+// logger used by handlers and loops) while the test reads it.
 type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -35,4 +38,17 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// JSONLines returns the lines written so far that are JSON objects (a
+// JSON logger's records), in order; other lines are skipped.
+func (b *SyncBuffer) JSONLines() []map[string]any {
+	var out []map[string]any
+	for _, l := range strings.Split(b.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/manager/managertest"
 	"github.com/berth-io/berth/internal/monitor"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
@@ -152,13 +153,10 @@ func newRig(t *testing.T, b teststores.Backend, slots int) *rig {
 	return r
 }
 
+// create makes an instance from a template: pending, with its create item.
 func (r *rig) create(tpl string) container.Instance {
 	r.t.Helper()
-	res, err := r.m.CreateByTemplate(context.Background(), alice, manager.CreateRequest{Template: tpl}, nil, "req-"+tpl)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return res.Instance
+	return managertest.Create(r.t, r.m, alice, tpl)
 }
 
 // pending returns the instance's outbox items that are not finished, oldest first.

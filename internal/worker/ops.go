@@ -77,8 +77,12 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if err != nil {
 		return err
 	}
+	withSecrets, err := w.withSecrets(ctx, inst)
+	if err != nil {
+		return err
+	}
 	createStart := w.now()
-	ref, err := rt.Create(ctx, inst)
+	ref, err := rt.Create(ctx, withSecrets)
 	if err != nil {
 		return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
 	}
@@ -121,7 +125,11 @@ func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message
 	if runtime.IsNotFound(err) {
 		// Removed behind berth's back: make it again from the frozen spec.
 		log.WarnContext(ctx, "container missing on start; recreating from the stored spec")
-		if ref, err = rt.Create(ctx, inst); err == nil {
+		var withSecrets container.Instance
+		if withSecrets, err = w.withSecrets(ctx, inst); err != nil {
+			return err
+		}
+		if ref, err = rt.Create(ctx, withSecrets); err == nil {
 			err = rt.Start(ctx, ref)
 		}
 	}

@@ -38,9 +38,12 @@ type Options struct {
 	// StablePoll is the first interval of the stabilisation wait's
 	// Inspect polling (default 100 ms, backing off to 2 s).
 	StablePoll time.Duration
-	Metrics    *metrics.Emitter
-	Logger     *slog.Logger
-	Clock      func() time.Time
+	// Secrets resolves templates' secret_env as containers are made; nil
+	// fails the creates that need a secret.
+	Secrets SecretSource
+	Metrics *metrics.Emitter
+	Logger  *slog.Logger
+	Clock   func() time.Time
 }
 
 // Worker handles queue deliveries. It is safe for concurrent use.
@@ -57,6 +60,7 @@ type Worker struct {
 	metrics     *metrics.Emitter
 	log         *slog.Logger
 	now         func() time.Time
+	secrets     SecretSource
 }
 
 // New returns a Worker.
@@ -65,6 +69,7 @@ func New(o Options) *Worker {
 		m: o.Manager, store: o.Manager.Store(), rt: o.Runtimes, slots: o.CreateSlots,
 		timeout: o.CreateStartTimeout, grace: o.StopGrace, maxAttempts: o.MaxAttempts,
 		backoff: o.Backoff, poll: o.StablePoll, metrics: o.Metrics, log: o.Logger, now: o.Clock,
+		secrets: o.Secrets,
 	}
 	if w.timeout <= 0 {
 		w.timeout = 5 * time.Minute

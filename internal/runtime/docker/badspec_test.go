@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // TestBadSpecIsInvalid: specs the engine refuses with a 500 (API 1.41)
@@ -13,7 +14,7 @@ import (
 func TestBadSpecIsInvalid(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 
 	t.Run("workdir is a file: refused at create", func(t *testing.T) {
 		inst := e.instance("true")

@@ -77,17 +77,10 @@ func (e *engine) instance(script string) container.Instance {
 	}
 }
 
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // createStart creates and starts inst, failing the test on error.
 func (e *engine) createStart(t testing.TB, inst container.Instance) runtime.Ref {
 	t.Helper()
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	ref, err := e.Create(ctx, inst)
 	if err != nil {
 		t.Fatalf("create: %v", err)
@@ -102,7 +95,7 @@ func (e *engine) createStart(t testing.TB, inst container.Instance) runtime.Ref 
 // the deadline with the last state seen.
 func (e *engine) waitState(t testing.TB, ref runtime.Ref, what string, ok func(runtime.State) bool) runtime.State {
 	t.Helper()
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	var last runtime.State
 	var lastErr error
 	for {

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 func TestExitCodes(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
-	events, err := e.Watch(ctxFor(t, 60*time.Second))
+	events, err := e.Watch(testenv.Context(t, 60*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestExitCodes(t *testing.T) {
 		ids[i] = inst.ID
 		refs[i] = e.createStart(t, inst)
 		if tt.kill {
-			if err := e.Stop(ctxFor(t, 30*time.Second), refs[i], 0); err != nil {
+			if err := e.Stop(testenv.Context(t, 30*time.Second), refs[i], 0); err != nil {
 				t.Fatalf("stop: %v", err)
 			}
 		}
@@ -63,7 +64,7 @@ func TestExitCodes(t *testing.T) {
 		})
 	}
 	// The listing tells exit codes too (the reconciler's view).
-	list, err := e.List(ctxFor(t, 10*time.Second))
+	list, err := e.List(testenv.Context(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestExitCodes(t *testing.T) {
 func TestOOM(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
-	events, err := e.Watch(ctxFor(t, 90*time.Second))
+	events, err := e.Watch(testenv.Context(t, 90*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

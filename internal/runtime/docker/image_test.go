@@ -14,7 +14,7 @@ import (
 func TestPullPolicy(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	const absent = "berth-test/absent:never"
 	// A registry on loopback that refuses connections: the pull fails at
 	// once and nothing leaves the machine.
@@ -60,7 +60,7 @@ func TestCheckImages(t *testing.T) {
 		{Name: "zone-c", Image: e.image, Scheduling: berth.Scheduling{HostLabels: map[string]string{"zone": "c"}}},
 		{Name: "on-k8s", Runtime: "kubernetes", Image: "whatever"},
 	}
-	got := e.CheckImages(ctxFor(t, 30*time.Second), templates)
+	got := e.CheckImages(testenv.Context(t, 30*time.Second), templates)
 	type row struct {
 		template, host string
 		present, fails bool

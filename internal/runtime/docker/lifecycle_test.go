@@ -9,6 +9,7 @@ import (
 
 	berth "github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // A container that stops politely on SIGTERM (exit 0), whatever PID 1 would
@@ -18,7 +19,7 @@ const politeSleeper = `trap "exit 0" TERM; while true; do sleep 0.1; done`
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
-	ctx := ctxFor(t, 90*time.Second)
+	ctx := testenv.Context(t, 90*time.Second)
 	inst := e.instance(politeSleeper)
 	inst.Labels["berth.instance-id"] = "forged" // must not win over berth's
 
@@ -109,7 +110,7 @@ func TestLifecycle(t *testing.T) {
 func TestCreateAdopts(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	inst := e.instance("sleep 60")
 
 	first, err := e.Create(ctx, inst)
@@ -146,7 +147,7 @@ func TestCreateAdopts(t *testing.T) {
 		t.Fatalf("bare create: %v", err)
 	}
 	t.Cleanup(func() {
-		cli.ContainerRemove(ctxFor(t, 10*time.Second), res.ID, client.ContainerRemoveOptions{Force: true})
+		cli.ContainerRemove(testenv.Context(t, 10*time.Second), res.ID, client.ContainerRemoveOptions{Force: true})
 	})
 	squatter.RuntimeNodeName = "h1"
 	_, err = e.Create(ctx, squatter)
@@ -159,7 +160,7 @@ func TestCreateAdopts(t *testing.T) {
 func TestRefWithoutNode(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	inst := e.instance("sleep 60")
 	if _, err := e.Create(ctx, inst); err != nil {
 		t.Fatalf("create: %v", err)

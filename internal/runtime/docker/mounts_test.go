@@ -24,11 +24,11 @@ func TestMounts(t *testing.T) {
 	e := newEngine(t, config.DockerHost{
 		Name: "h1", Endpoint: testenv.DockerHost(t), NetworkMode: "none", AllowedBindRoots: []string{root},
 	})
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	volume := "berth-test-" + strings.ToLower(berth.NewID())
 	t.Cleanup(func() {
 		// Runs before newEngine's cleanup: the container must go first.
-		ctx := ctxFor(t, 30*time.Second)
+		ctx := testenv.Context(t, 30*time.Second)
 		if list, err := e.List(ctx); err == nil {
 			for _, s := range list {
 				e.Delete(ctx, s.Ref)

@@ -37,7 +37,7 @@ func TestPlacement(t *testing.T) {
 	t.Run("host labels pick the host", func(t *testing.T) {
 		t.Parallel()
 		e := twoHosts(t, 0, 0)
-		ctx := ctxFor(t, 60*time.Second)
+		ctx := testenv.Context(t, 60*time.Second)
 		for _, want := range []string{"b", "b", "b"} {
 			ref, err := e.Create(ctx, e.labelled(map[string]string{"zone": "b"}))
 			if err != nil || ref.Node != want {
@@ -59,7 +59,7 @@ func TestPlacement(t *testing.T) {
 	t.Run("spreads by load", func(t *testing.T) {
 		t.Parallel()
 		e := twoHosts(t, 0, 0)
-		ctx := ctxFor(t, 60*time.Second)
+		ctx := testenv.Context(t, 60*time.Second)
 		var got []string
 		for range 4 {
 			ref, err := e.Create(ctx, e.labelled(map[string]string{"disk": "ssd"}))
@@ -96,7 +96,7 @@ func TestPlacement(t *testing.T) {
 	t.Run("capacity", func(t *testing.T) {
 		t.Parallel()
 		e := twoHosts(t, 1, 1)
-		ctx := ctxFor(t, 60*time.Second)
+		ctx := testenv.Context(t, 60*time.Second)
 		var nodes []string
 		for range 2 {
 			ref, err := e.Create(ctx, e.instance("sleep 60"))
@@ -123,7 +123,7 @@ func TestPlacement(t *testing.T) {
 	t.Run("a recorded node wins and a retry finds it", func(t *testing.T) {
 		t.Parallel()
 		e := twoHosts(t, 0, 0)
-		ctx := ctxFor(t, 60*time.Second)
+		ctx := testenv.Context(t, 60*time.Second)
 		inst := e.labelled(map[string]string{"zone": "a"})
 		inst.RuntimeNodeName = "b" // decided earlier, labels changed since
 		if node, err := e.Place(ctx, inst); err != nil || node != "b" {
@@ -164,7 +164,7 @@ func TestHostDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	ctx := ctxFor(t, 20*time.Second)
+	ctx := testenv.Context(t, 20*time.Second)
 	if err := rt.Ping(ctx); !runtime.IsUnavailable(err) || !strings.Contains(err.Error(), "ghost") {
 		t.Errorf("ping of a missing engine: %v, want unavailable naming the host", err)
 	}

@@ -29,7 +29,7 @@ import (
 // from, and the engine is never handed such a spec.
 func TestBindSymlinkEscape(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		ctx := ctxFor(t, 2*time.Minute)
+		ctx := testenv.Context(t, 2*time.Minute)
 		root, hostDir := t.TempDir(), t.TempDir()
 		if err := os.WriteFile(filepath.Join(hostDir, "secret"), []byte("host only\n"), 0o600); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 func TestWatch(t *testing.T) {
@@ -28,7 +29,7 @@ func TestWatch(t *testing.T) {
 	if exited.ExitCode == nil || *exited.ExitCode != 5 || exited.Time.Before(started.Time) {
 		t.Errorf("exited = %+v (code %v)", exited, exited.ExitCode)
 	}
-	if err := e.Delete(ctxFor(t, 30*time.Second), ref); err != nil {
+	if err := e.Delete(testenv.Context(t, 30*time.Second), ref); err != nil {
 		t.Fatal(err)
 	}
 	waitEvent(t, events, inst.ID, "destroyed", kindIs(runtime.EventDestroyed))
