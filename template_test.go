@@ -624,6 +624,11 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 		if reads := slices.Contains(acts, "secretsmanager:GetSecretValue"); reads != f.secret {
 			t.Errorf("%s: secretsmanager:GetSecretValue = %v, want %v", f.logicalID, reads, f.secret)
 		}
+		// Templates' secret_env values are resolved only where containers
+		// are made: the two workers.
+		if reads, want := slices.Contains(acts, "ssm:GetParameter"), f.kind == "worker"; reads != want {
+			t.Errorf("%s: ssm:GetParameter = %v, want %v", f.logicalID, reads, want)
+		}
 	}
 }
 
