@@ -6,6 +6,7 @@
 #   make lint    gofmt + go vet + cfn-lint template.yaml (when cfn-lint is installed)
 #   make build-<LogicalId> ARTIFACTS_DIR=dir   one function of template.yaml (what `sam build` calls)
 #   make run     berth serve on this machine: API on http://127.0.0.1:8080 (ARGS="--addr 127.0.0.1:9090")
+#   make emulate the SAM stack of template.yaml on this machine: API on http://$EMULATE_ADDR (default 127.0.0.1:3000)
 #   make clean   remove build and coverage output
 #
 # Services: scripts/test-services.sh starts what the tests need unless AWS_ENDPOINT_URL_DYNAMODB,
@@ -38,7 +39,7 @@ BOOTSTRAPS := $(FUNCTIONS:%=dist/%/bootstrap)
 LAMBDA_GOENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
-.PHONY: help build test bench lint run clean FORCE
+.PHONY: help build test bench lint run emulate clean FORCE
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -85,6 +86,12 @@ lint:
 
 run:
 	bash scripts/run-local.sh $(ARGS)
+
+# Every function of template.yaml under the Lambda RIE, with DynamoDB Local, the SQS emulator, the event
+# source mappings, schedules and the HTTP API (cmd/berth-emulate). BERTH_CONFIG names the Docker hosts,
+# container: keys and auth.tokens (default testdata/config.example.yml); ARGS="--schedule-every 10s".
+emulate:
+	bash scripts/emulate.sh $(ARGS)
 
 clean:
 	rm -rf dist/ bin/ coverage.out coverage.html cover.out *.coverprofile

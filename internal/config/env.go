@@ -171,3 +171,33 @@ func numErr(err error) error {
 	}
 	return err
 }
+
+// EnvValues returns every key of the named section (e.g. "container") as
+// the environment variable that sets it, with its value in cfg written as
+// that variable takes it (durations "5m0s", lists comma-separated), so that
+// Load of those variables gives the same values back. Secrets are never in
+// a section's scalar keys.
+func EnvValues(cfg *Config, section string) map[string]string {
+	out := map[string]string{}
+	root := reflect.ValueOf(cfg).Elem()
+	for _, v := range envVars() {
+		sec, _, _ := strings.Cut(v.key, ".")
+		if sec != section {
+			continue
+		}
+		f := root.FieldByIndex(v.index)
+		switch {
+		case f.Type() == durationType:
+			out[v.name] = time.Duration(f.Int()).String()
+		case f.Kind() == reflect.Slice:
+			items := make([]string, f.Len())
+			for i := range items {
+				items[i] = f.Index(i).String()
+			}
+			out[v.name] = strings.Join(items, ",")
+		default:
+			out[v.name] = fmt.Sprint(f.Interface())
+		}
+	}
+	return out
+}

@@ -196,3 +196,24 @@ func TestUnknownEnv(t *testing.T) {
 		t.Errorf("UnknownEnv = %v, want %v", got, want)
 	}
 }
+
+// TestEnvValuesRoundTrip: the variables EnvValues writes load back into
+// the same section.
+func TestEnvValuesRoundTrip(t *testing.T) {
+	cfg := Default()
+	cfg.Container.MaxAttempts = 7
+	cfg.Container.CreateStartTimeout = 90 * time.Second
+	cfg.Container.AllowedRuntimes = []string{"docker", "kubernetes"}
+	vals := EnvValues(cfg, "container")
+	if vals["BERTH_CONTAINER_MAX_ATTEMPTS"] != "7" || vals["BERTH_CONTAINER_CREATE_START_TIMEOUT"] != "1m30s" ||
+		vals["BERTH_CONTAINER_ALLOWED_RUNTIMES"] != "docker,kubernetes" {
+		t.Fatalf("EnvValues: %v", vals)
+	}
+	back, err := Load("", func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Container, cfg.Container) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", back.Container, cfg.Container)
+	}
+}

@@ -91,10 +91,10 @@ type TableSpec struct {
 		AttributeName string
 		AttributeType string
 	}
-	KeySchema              []KeyElement
-	GlobalSecondaryIndexes []Index
-	LocalSecondaryIndexes  []Index
-	StreamSpecification    *struct{ StreamViewType string }
+	KeySchema               []KeyElement
+	GlobalSecondaryIndexes  []Index
+	LocalSecondaryIndexes   []Index
+	StreamSpecification     *struct{ StreamViewType string }
 	TimeToLiveSpecification *struct {
 		AttributeName string
 		Enabled       Bool

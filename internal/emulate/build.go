@@ -1,0 +1,186 @@
+package emulate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/berth-io/berth/internal/samtemplate"
+)
+
+// The Lambda Runtime Interface Emulator, built from its Go module into the
+// berth cache directory (keyed by version).
+const (
+	RIEModule  = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
+	RIEVersion = "v0.0.0-20261030222936-bef5c4ba774d"
+)
+
+// CacheRoot is where expensive builds are kept between runs:
+// $BERTH_CACHE_DIR, else $HOME/.cache/berth.
+func CacheRoot() string {
+	if d := os.Getenv("BERTH_CACHE_DIR"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "berth-cache")
+	}
+	return filepath.Join(home, ".cache", "berth")
+}
+
+// goTool is the go command of the toolchain running this program when it
+// has one (tests, go run), else the one on PATH.
+func goTool() string {
+	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return "go"
+}
+
+// RIEBinary returns the emulator's path, building it into the cache the
+// first time (in a temporary directory renamed into place, so concurrent or
+// interrupted builds never leave half a binary).
+func RIEBinary(ctx context.Context) (string, error) {
+	root := CacheRoot()
+	dir := filepath.Join(root, "rie-"+RIEVersion)
+	bin := filepath.Join(dir, "aws-lambda-rie")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(root, ".rie-build-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.CommandContext(ctx, goTool(), "install", "-trimpath", "-ldflags", "-s -w", RIEModule+"@"+RIEVersion)
+	cmd.Dir = tmp // outside any module: `go install mod@version` builds it on its own
+	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the Lambda RIE (go install %s@%s): %w\n%s", RIEModule, RIEVersion, err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(bin); statErr != nil { // not someone else's finished build
+			return "", fmt.Errorf("installing the Lambda RIE into %s: %w", dir, err)
+		}
+	}
+	return bin, nil
+}
+
+// Package is how one function is built: the Go package and its build tags.
+type Package struct {
+	Dir  string // absolute directory of the main package
+	Tags string // -tags value
+}
+
+// DefaultTags are the build tags of a Lambda bootstrap when its build
+// command names none.
+const DefaultTags = "lambda.norpc"
+
+// FunctionPackage finds the Go main package of a template function. A
+// CodeUri that is itself a main package is that package. Otherwise, with
+// Metadata BuildMethod makefile, the target SAM would call
+// (`make build-<LogicalId>` in the CodeUri directory) is asked what it
+// runs (`make -n`), and its `go build` line names the package and tags.
+func FunctionPackage(ctx context.Context, templateDir string, fn *samtemplate.Function) (Package, error) {
+	codeDir := filepath.Join(templateDir, fn.CodeURI)
+	if isMainPackage(codeDir) {
+		return Package{Dir: codeDir, Tags: DefaultTags}, nil
+	}
+	method, _ := fn.Metadata["BuildMethod"].(string)
+	if !strings.EqualFold(method, "makefile") {
+		return Package{}, fmt.Errorf("%s: CodeUri %s is not a Go main package and Metadata.BuildMethod is %q, not makefile", fn.LogicalID, fn.CodeURI, method)
+	}
+	if ctxPath, ok := fn.Metadata["ContextPath"].(string); ok && ctxPath != "" {
+		codeDir = filepath.Join(templateDir, ctxPath)
+	}
+	target := "build-" + fn.LogicalID
+	cmd := exec.CommandContext(ctx, "make", "-n", "--no-print-directory", target, "ARTIFACTS_DIR=/nonexistent/artifacts")
+	cmd.Dir = codeDir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return Package{}, fmt.Errorf("%s: `make -n %s` in %s: %w\n%s", fn.LogicalID, target, codeDir, err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		fields := strings.Fields(line)
+		for i := 0; i+1 < len(fields); i++ {
+			if !strings.HasSuffix(fields[i], "go") || fields[i+1] != "build" {
+				continue
+			}
+			pkg := Package{Tags: DefaultTags}
+			args := fields[i+2:]
+			for j := 0; j < len(args); j++ {
+				a := strings.Trim(args[j], `"'`)
+				switch {
+				case a == "-tags" && j+1 < len(args):
+					pkg.Tags = strings.Trim(args[j+1], `"'`)
+					j++
+				case strings.HasPrefix(a, "-tags="):
+					pkg.Tags = strings.Trim(strings.TrimPrefix(a, "-tags="), `"'`)
+				case a == "-o" || a == "-ldflags" || a == "-gcflags":
+					j++
+				case strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../"):
+					pkg.Dir = filepath.Join(codeDir, a)
+				}
+			}
+			if pkg.Dir != "" && isMainPackage(pkg.Dir) {
+				return pkg, nil
+			}
+		}
+	}
+	return Package{}, fmt.Errorf("%s: `make -n %s` runs no `go build` of a local main package:\n%s", fn.LogicalID, target, out)
+}
+
+// isMainPackage reports whether dir holds Go files of package main.
+func isMainPackage(dir string) bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if s := string(b); strings.HasPrefix(s, "package main\n") || strings.Contains(s, "\npackage main\n") {
+			return true
+		}
+	}
+	return false
+}
+
+// builder builds each package once, for this machine's architecture, as
+// Lambda's build does it otherwise (static, trimmed, same tags).
+type builder struct {
+	outDir string
+	mu     sync.Mutex
+	built  map[Package]string
+}
+
+func (b *builder) build(ctx context.Context, pkg Package) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.built[pkg]; ok {
+		return p, nil
+	}
+	out := filepath.Join(b.outDir, fmt.Sprintf("%s-%d", filepath.Base(pkg.Dir), len(b.built)), "bootstrap")
+	cmd := exec.CommandContext(ctx, goTool(), "build", "-tags", pkg.Tags, "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
+	cmd.Dir = pkg.Dir
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building %s: %w\n%s", pkg.Dir, err, o)
+	}
+	if b.built == nil {
+		b.built = map[Package]string{}
+	}
+	b.built[pkg] = out
+	return out, nil
+}

@@ -1,0 +1,460 @@
+// Package emulate runs the SAM stack of template.yaml on one machine: every
+// function as its real bootstrap under the Lambda Runtime Interface
+// Emulator, DynamoDB Local and the SQS emulator with the template's tables
+// and queues, pollers playing the template's event source mappings and
+// schedules, and an HTTP front door playing the HTTP API with its JWT
+// authorizer. What the template says is what runs; nothing about the
+// stack is written here.
+package emulate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/lambdaenv"
+	"github.com/berth-io/berth/internal/samtemplate"
+)
+
+// Defaults of Options.
+const (
+	// DefaultAddr is where the front door listens (EMULATE_ADDR).
+	DefaultAddr = "127.0.0.1:3000"
+	// DefaultConcurrency is how many instances a function without reserved
+	// concurrency may run at once (Lambda's own limit is the account's,
+	// far beyond one machine).
+	DefaultConcurrency = 4
+)
+
+// Options configure one emulated stack.
+type Options struct {
+	// Template is the path of template.yaml; CodeUri paths and the
+	// project's scripts (scripts/testenv) are relative to its directory.
+	Template string
+	// ConfigFile is BERTH_CONFIG: docker.hosts, container: keys and
+	// auth.tokens, in the format `berth serve` reads.
+	ConfigFile string
+	// Addr is the front door's listen address. Defaults to DefaultAddr.
+	Addr string
+	// StackName is AWS::StackName. Defaults to samtemplate.DefaultStackName.
+	StackName string
+	// Parameters override template parameters (as --parameter-overrides).
+	Parameters map[string]string
+	// ScheduleEvery, if set, replaces every schedule's rate (faster
+	// reconciles for tests and demos).
+	ScheduleEvery time.Duration
+	// VisibilityTimeout, if set, replaces every queue's visibility timeout
+	// (faster redelivery for tests and demos).
+	VisibilityTimeout time.Duration
+	// Templates is a directory of berth template JSON files (<name>.json)
+	// put through the API as an admin at start, like `berth serve
+	// --templates`.
+	Templates string
+	// DefaultConcurrency: see the constant. Defaults to DefaultConcurrency.
+	DefaultConcurrency int
+	// StateDir holds the builds and the services' state. Defaults to a new
+	// temporary directory, removed at the end.
+	StateDir string
+	// Env is the environment: AWS_ENDPOINT_URL_DYNAMODB and
+	// AWS_ENDPOINT_URL_SQS, when set, name running emulators to use instead
+	// of starting them. Defaults to os.Environ.
+	Env []string
+	// Logger gets the emulator's structured lines (one per invocation).
+	Logger *slog.Logger
+	// FunctionOutput gets what the functions print, each line prefixed
+	// with [Function#instance]. Defaults to os.Stderr.
+	FunctionOutput io.Writer
+	// Ready is called once every part is ready, with the API's base URL.
+	Ready func(url string)
+	// OnInstanceStart, if set, is told of every RIE process started.
+	OnInstanceStart func(function string, pid int)
+}
+
+// Run emulates the stack until ctx ends, then stops everything it started.
+func Run(ctx context.Context, o Options) (err error) {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.DefaultConcurrency <= 0 {
+		o.DefaultConcurrency = DefaultConcurrency
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if o.FunctionOutput == nil {
+		o.FunctionOutput = os.Stderr
+	}
+	o.FunctionOutput = &lockedWriter{w: o.FunctionOutput}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	log := o.Logger
+	env := map[string]string{}
+	for _, kv := range o.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	root, err := filepath.Abs(filepath.Dir(o.Template))
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(o.ConfigFile, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		return fmt.Errorf("BERTH_CONFIG %s: %w", o.ConfigFile, err)
+	}
+	cfgPath, err := filepath.Abs(o.ConfigFile)
+	if err != nil {
+		return err
+	}
+	if o.StateDir == "" {
+		if o.StateDir, err = os.MkdirTemp("", "berth-emulate-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(o.StateDir)
+	}
+
+	// The parameters: the config's container keys become the parameters
+	// the template's environment takes them from, so that what depends on
+	// the same parameter (reserved concurrency, maxReceiveCount) follows.
+	tplOpts := samtemplate.Options{StackName: o.StackName, Region: env["AWS_REGION"]}
+	if tplOpts.Region == "" {
+		tplOpts.Region = samtemplate.DefaultRegion
+	}
+	stack, err := samtemplate.Load(o.Template, tplOpts)
+	if err != nil {
+		return err
+	}
+	containerEnv := config.EnvValues(cfg, "container")
+	tplOpts.Parameters = map[string]string{}
+	for _, id := range stack.FunctionIDs() {
+		for v, param := range stack.Functions[id].EnvironmentParameters {
+			if val, ok := containerEnv[v]; ok {
+				tplOpts.Parameters[param] = val
+			}
+		}
+	}
+	for k, v := range o.Parameters {
+		tplOpts.Parameters[k] = v
+	}
+	if stack, err = samtemplate.Load(o.Template, tplOpts); err != nil {
+		return err
+	}
+
+	// The services.
+	services := []*service{
+		{name: "dynamodb-local", script: filepath.Join(root, "scripts/testenv/dynamodb-local.sh"), envVar: "AWS_ENDPOINT_URL_DYNAMODB"},
+		{name: "sqs", script: filepath.Join(root, "scripts/testenv/sqs.sh"), envVar: "AWS_ENDPOINT_URL_SQS"},
+	}
+	var upErr error
+	var upWG sync.WaitGroup
+	var envMu sync.Mutex
+	for _, s := range services {
+		upWG.Go(func() {
+			local := map[string]string{s.envVar: env[s.envVar]}
+			if _, err := s.up(ctx, local, o.StateDir, o.FunctionOutput); err != nil {
+				envMu.Lock()
+				upErr = errors.Join(upErr, err)
+				envMu.Unlock()
+				return
+			}
+			envMu.Lock()
+			env[s.envVar] = local[s.envVar]
+			envMu.Unlock()
+			if s.state != "" {
+				log.Info("service started", "service", s.name, s.envVar, local[s.envVar])
+			}
+		})
+	}
+	upWG.Wait()
+	defer func() {
+		for _, s := range services {
+			if derr := s.down(o.FunctionOutput); derr != nil {
+				log.Error("stopping a service", "service", s.name, "error", derr)
+			}
+		}
+	}()
+	if upErr != nil {
+		return upErr
+	}
+	awsCfg := aws.Config{Region: tplOpts.Region, Credentials: credentials.NewStaticCredentialsProvider("berth", "emulate", "")}
+	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(env["AWS_ENDPOINT_URL_DYNAMODB"])
+		o.DisableValidateResponseChecksum = true
+	})
+	streams := dynamodbstreams.NewFromConfig(awsCfg, func(o *dynamodbstreams.Options) {
+		o.BaseEndpoint = aws.String(env["AWS_ENDPOINT_URL_DYNAMODB"])
+	})
+	sqsClient := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(env["AWS_ENDPOINT_URL_SQS"]) })
+
+	// The resources, then the template again with their real URLs and ARNs.
+	if err := createTables(ctx, ddb, stack); err != nil {
+		return err
+	}
+	queues, err := createQueues(ctx, sqsClient, stack, o.VisibilityTimeout)
+	if err != nil {
+		return err
+	}
+	tplOpts.Attributes = map[string]map[string]string{}
+	for id, q := range queues {
+		tplOpts.Attributes[id] = map[string]string{"Ref": q.URL, "QueueUrl": q.URL, "Arn": q.ARN}
+	}
+	streamARNs := map[string]string{}
+	for id, t := range stack.Tables {
+		if t.Spec.StreamSpecification == nil {
+			continue
+		}
+		d, err := ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.Name)})
+		if err != nil {
+			return fmt.Errorf("table %s: %w", t.Name, err)
+		}
+		streamARNs[id] = aws.ToString(d.Table.LatestStreamArn)
+		tplOpts.Attributes[id] = map[string]string{"StreamArn": streamARNs[id]}
+	}
+	if stack, err = samtemplate.Load(o.Template, tplOpts); err != nil {
+		return err
+	}
+	if o.VisibilityTimeout > 0 {
+		log.Warn("every queue's visibility timeout is replaced", "visibility_timeout", o.VisibilityTimeout.String())
+	}
+
+	// The functions.
+	rie, err := RIEBinary(ctx)
+	if err != nil {
+		return err
+	}
+	b := &builder{outDir: filepath.Join(o.StateDir, "functions")}
+	fns := map[string]*Function{}
+	defer func() {
+		var wg sync.WaitGroup
+		for _, f := range fns {
+			wg.Go(f.Stop)
+		}
+		wg.Wait()
+	}()
+	for _, id := range stack.FunctionIDs() {
+		f := stack.Functions[id]
+		pkg, err := FunctionPackage(ctx, root, f)
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		bootstrap, err := b.build(ctx, pkg)
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		conc := o.DefaultConcurrency
+		if f.ReservedConcurrency > 0 {
+			conc = f.ReservedConcurrency
+		}
+		fn := newFunction(id, conc, f.Timeout, rie, bootstrap, functionEnv(f, env, containerEnv, cfgPath, tplOpts.Region), log, o.FunctionOutput)
+		fn.onStart = o.OnInstanceStart
+		fns[id] = fn
+		rel, _ := filepath.Rel(root, pkg.Dir)
+		log.Info("function built", "function", id, "package", rel, "tags", pkg.Tags, "timeout", f.Timeout.String(),
+			"memory_mb", f.MemoryMB, "concurrency", conc, "build_ms", time.Since(t0).Milliseconds())
+	}
+
+	// The pollers and schedules.
+	pctx, stopPollers := context.WithCancel(context.WithoutCancel(ctx))
+	var pollers sync.WaitGroup
+	defer func() { stopPollers(); pollers.Wait() }()
+	for _, m := range stack.Streams {
+		if !m.Settings.Enabled {
+			continue
+		}
+		flt, err := parseFilter(m.Settings.Filters)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+		p := &streamPoller{m: m, fn: fns[m.Function], filter: flt, streams: streams, streamARN: streamARNs[m.Table], sqs: sqsClient,
+			fnARN: fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", tplOpts.Region, samtemplate.DefaultAccountID, stack.Functions[m.Function].Name), log: log}
+		if m.Settings.OnFailure != "" {
+			q := queues[m.Settings.OnFailure]
+			p.onFailure = &q
+		}
+		pollers.Go(func() { p.run(pctx) })
+		log.Info("stream mapping", "mapping", m.Name, "table", stack.Tables[m.Table].Name, "batch_size", m.Settings.BatchSize,
+			"bisect", m.Settings.Bisect, "max_retries", m.Settings.MaxRetries, "max_record_age", m.Settings.MaxRecordAge.String(),
+			"report_batch_item_failures", m.Settings.ReportBatchItemFailures, "filters", m.Settings.Filters, "on_failure", m.Settings.OnFailure)
+	}
+	for _, m := range stack.QueueMaps {
+		if !m.Settings.Enabled {
+			continue
+		}
+		flt, err := parseFilter(m.Settings.Filters)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+		p := &queuePoller{m: m, fn: fns[m.Function], filter: flt, q: queues[m.Queue], region: tplOpts.Region, sqs: sqsClient, log: log}
+		pollers.Go(func() { p.run(pctx) })
+		q := stack.Queues[m.Queue]
+		log.Info("queue mapping", "mapping", m.Name, "queue", q.Name, "batch_size", m.Settings.BatchSize,
+			"concurrency", p.concurrency(), "visibility_timeout", queues[m.Queue].Visibility.String(),
+			"dead_letter", q.DeadLetter, "max_receive_count", q.MaxReceiveCount, "report_batch_item_failures", m.Settings.ReportBatchItemFailures)
+	}
+	for _, s := range stack.Schedules {
+		if !s.Enabled {
+			continue
+		}
+		every := o.ScheduleEvery
+		if every <= 0 {
+			if every, err = parseRate(s.Expression); err != nil {
+				return fmt.Errorf("%s: %w", s.Name, err)
+			}
+		}
+		sc := &scheduler{s: s, fn: fns[s.Function], every: every, region: tplOpts.Region, log: log}
+		pollers.Go(func() { sc.run(pctx) })
+		log.Info("schedule", "schedule", s.Name, "function", s.Function, "expression", s.Expression, "every", every.String())
+	}
+
+	// The front door.
+	if len(stack.Routes) == 0 {
+		return errors.New("the template routes no HTTP API event to a function")
+	}
+	fd := &frontDoor{routes: stack.Routes, fns: fns, auth: cfg.Auth, region: tplOpts.Region, apiID: "emulated", log: log}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("EMULATE_ADDR %s: %w", o.Addr, err)
+	}
+	srv := &http.Server{Handler: fd, ReadHeaderTimeout: 10 * time.Second}
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- srv.Serve(ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), IntegrationTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if len(cfg.Auth.Tokens) == 0 {
+		log.Warn("no auth.tokens configured: every request is served as the single local admin user " + LocalUser)
+	}
+	if o.Templates != "" {
+		if err := putTemplates(ctx, fd, o.Templates, log); err != nil {
+			return err
+		}
+	}
+	url := "http://" + ln.Addr().String()
+	if o.Ready != nil {
+		o.Ready(url)
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("stopping")
+		return nil
+	case err := <-srvDone:
+		return fmt.Errorf("the front door stopped: %w", err)
+	}
+}
+
+// functionEnv is what a function's runtime sees: Lambda's own variables,
+// the emulated endpoints and dummy credentials, the template's environment
+// with the container: keys of BERTH_CONFIG in place of the template's, and
+// BERTH_CONFIG as the function's config file (docker.hosts).
+func functionEnv(f *samtemplate.Function, env, containerEnv map[string]string, cfgPath, region string) []string {
+	vars := map[string]string{}
+	for k, v := range f.Environment {
+		vars[k] = v
+		if cv, ok := containerEnv[k]; ok {
+			vars[k] = cv
+		}
+	}
+	for k, v := range map[string]string{
+		"PATH": env["PATH"], "HOME": env["HOME"], "TZ": ":UTC",
+		"AWS_REGION": region, "AWS_DEFAULT_REGION": region,
+		"AWS_ACCESS_KEY_ID": "berth", "AWS_SECRET_ACCESS_KEY": "emulate", "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_ENDPOINT_URL_DYNAMODB": env["AWS_ENDPOINT_URL_DYNAMODB"], "AWS_ENDPOINT_URL_SQS": env["AWS_ENDPOINT_URL_SQS"],
+		"AWS_LAMBDA_FUNCTION_NAME":        f.Name,
+		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
+		"AWS_LAMBDA_FUNCTION_TIMEOUT":     fmt.Sprint(int(f.Timeout / time.Second)),
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": fmt.Sprint(f.MemoryMB),
+		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/" + f.Name,
+		lambdaenv.ConfigFileVar:           cfgPath,
+	} {
+		vars[k] = v
+	}
+	out := make([]string, 0, len(vars))
+	for _, k := range sortedKeys(vars) {
+		out = append(out, k+"="+vars[k])
+	}
+	return out
+}
+
+// putTemplates puts every <name>.json of dir through the API function as
+// the local admin, as `berth serve --templates` does.
+func putTemplates(ctx context.Context, fd *frontDoor, dir string, log *slog.Logger) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return err
+	}
+	slices.Sort(files)
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		var t container.Template
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return fmt.Errorf("template %s: %w", file, err)
+		}
+		if t.Name == "" {
+			t.Name = strings.TrimSuffix(filepath.Base(file), ".json")
+		}
+		path := "/api/templates/" + t.Name
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, path, bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		req.Host, req.RemoteAddr = "127.0.0.1", "127.0.0.1:0"
+		route, params := fd.route(http.MethodPut, path)
+		if route == nil {
+			return fmt.Errorf("template %s: no route for PUT %s", file, path)
+		}
+		claims := map[string]string{"sub": "berth-emulate", fd.adminClaim(): "[" + fd.auth.AdminGroup + "]"}
+		rec := &responseRecorder{header: http.Header{}}
+		fd.serve(rec, ctx, route, fd.event(req, route, params, claims, raw))
+		if rec.status != http.StatusOK && rec.status != http.StatusCreated {
+			return fmt.Errorf("template %s: PUT %s: %d %s", file, path, rec.status, rec.body.String())
+		}
+		log.Info("template put", "template", t.Name, "image", t.Image)
+	}
+	return nil
+}
+
+type responseRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *responseRecorder) Header() http.Header         { return r.header }
+func (r *responseRecorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *responseRecorder) WriteHeader(s int)           { r.status = s }
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,75 @@
+package emulate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/berth-io/berth/internal/samtemplate"
+)
+
+// parseRate reads a rate expression: rate(1 minute), rate(5 minutes) …
+// Cron expressions are not emulated (the caller can give a period).
+func parseRate(expr string) (time.Duration, error) {
+	inner, ok := strings.CutPrefix(strings.TrimSpace(expr), "rate(")
+	inner, ok2 := strings.CutSuffix(inner, ")")
+	if !ok || !ok2 {
+		return 0, fmt.Errorf("schedule %q: only rate(...) expressions are emulated; give a period instead", expr)
+	}
+	f := strings.Fields(inner)
+	if len(f) != 2 {
+		return 0, fmt.Errorf("schedule %q: want rate(N unit)", expr)
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("schedule %q: want a positive whole number", expr)
+	}
+	unit := map[string]time.Duration{"minute": time.Minute, "minutes": time.Minute, "hour": time.Hour, "hours": time.Hour,
+		"day": 24 * time.Hour, "days": 24 * time.Hour}[f[1]]
+	if unit == 0 {
+		return 0, fmt.Errorf("schedule %q: unknown unit %q", expr, f[1])
+	}
+	return time.Duration(n) * unit, nil
+}
+
+// scheduler invokes a function every period with a scheduled event (or
+// the schedule's Input), as EventBridge Scheduler does. A tick that comes
+// while the previous invocation still runs waits for a free slot.
+type scheduler struct {
+	s      *samtemplate.Schedule
+	fn     *Function
+	every  time.Duration
+	region string
+	log    *slog.Logger
+}
+
+func (sc *scheduler) run(ctx context.Context) {
+	t := time.NewTicker(sc.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			payload := []byte(sc.s.Input)
+			if len(payload) == 0 {
+				ev := events.EventBridgeEvent{Version: "0", ID: newUUID(), DetailType: "Scheduled Event", Source: "aws.scheduler",
+					AccountID: samtemplate.DefaultAccountID, Time: now.UTC().Truncate(time.Second), Region: sc.region,
+					Resources: []string{"arn:aws:scheduler:" + sc.region + ":" + samtemplate.DefaultAccountID + ":schedule/default/" + sc.s.Name},
+					Detail:    json.RawMessage(`{}`)}
+				payload, _ = json.Marshal(ev)
+			}
+			if err := sc.fn.Acquire(ctx); err != nil {
+				return
+			}
+			sc.fn.Invoke(ctx, payload)
+			sc.fn.Release()
+		}
+	}
+}
