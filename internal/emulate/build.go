@@ -157,21 +157,22 @@ func isMainPackage(dir string) bool {
 	return false
 }
 
-// builder builds each package once, for this machine's architecture, as
-// Lambda's build does it otherwise (static, trimmed, same tags).
-type builder struct {
-	outDir string
-	mu     sync.Mutex
-	built  map[Package]string
+// Builder builds each function package once, for this machine's
+// architecture, as Lambda's build does otherwise (static, trimmed, same
+// tags). One Builder may serve several emulated stacks.
+type Builder struct {
+	dir   string
+	mu    sync.Mutex
+	built map[Package]string
 }
 
-func (b *builder) build(ctx context.Context, pkg Package) (string, error) {
+func (b *Builder) build(ctx context.Context, pkg Package) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if p, ok := b.built[pkg]; ok {
 		return p, nil
 	}
-	out := filepath.Join(b.outDir, fmt.Sprintf("%s-%d", filepath.Base(pkg.Dir), len(b.built)), "bootstrap")
+	out := filepath.Join(b.dir, fmt.Sprintf("%s-%d", filepath.Base(pkg.Dir), len(b.built)), "bootstrap")
 	cmd := exec.CommandContext(ctx, goTool(), "build", "-tags", pkg.Tags, "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
 	cmd.Dir = pkg.Dir
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
@@ -184,3 +185,6 @@ func (b *builder) build(ctx context.Context, pkg Package) (string, error) {
 	b.built[pkg] = out
 	return out, nil
 }
+
+// NewBuilder returns a Builder that writes its bootstraps under dir.
+func NewBuilder(dir string) *Builder { return &Builder{dir: dir} }

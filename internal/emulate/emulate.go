@@ -75,6 +75,8 @@ type Options struct {
 	// StateDir holds the builds and the services' state. Defaults to a new
 	// temporary directory, removed at the end.
 	StateDir string
+	// Builder builds the functions. Defaults to one in StateDir.
+	Builder *Builder
 	// Env is the environment: AWS_ENDPOINT_URL_DYNAMODB and
 	// AWS_ENDPOINT_URL_SQS, when set, name running emulators to use instead
 	// of starting them. Defaults to os.Environ.
@@ -243,7 +245,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	b := &builder{outDir: filepath.Join(o.StateDir, "functions")}
+	b := o.Builder
+	if b == nil {
+		b = NewBuilder(filepath.Join(o.StateDir, "functions"))
+	}
 	fns := map[string]*Function{}
 	defer func() {
 		var wg sync.WaitGroup

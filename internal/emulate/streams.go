@@ -184,12 +184,12 @@ type onFailureRecord struct {
 	Version            string `json:"version"`
 	Timestamp          string `json:"timestamp"`
 	DDBStreamBatchInfo struct {
-		StartSequenceNumber            string `json:"startSequenceNumber"`
-		EndSequenceNumber              string `json:"endSequenceNumber"`
+		StartSequenceNumber             string `json:"startSequenceNumber"`
+		EndSequenceNumber               string `json:"endSequenceNumber"`
 		ApproximateArrivalOfFirstRecord string `json:"approximateArrivalOfFirstRecord"`
-		ApproximateArrivalOfLastRecord string `json:"approximateArrivalOfLastRecord"`
-		BatchSize                      int    `json:"batchSize"`
-		StreamARN                      string `json:"streamArn"`
+		ApproximateArrivalOfLastRecord  string `json:"approximateArrivalOfLastRecord"`
+		BatchSize                       int    `json:"batchSize"`
+		StreamARN                       string `json:"streamArn"`
 	} `json:"DDBStreamBatchInfo"`
 }
 

@@ -1,0 +1,359 @@
+package emulate_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"gopkg.in/yaml.v3"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/emulate"
+	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/testenv"
+)
+
+// templatePath is the repository's template.yaml: the tests emulate the
+// stack that is deployed.
+const templatePath = "../../template.yaml"
+
+// Tokens of the tests' config (auth.tokens).
+const (
+	adminToken = "admin-token-0123456789"
+	aliceToken = "alice-token-0123456789"
+	bobToken   = "bob-token-0123456789"
+)
+
+var (
+	buildsOnce sync.Once
+	builds     *emulate.Builder
+	buildsDir  string
+)
+
+// builder is shared by every stack of the test binary: each function is
+// built once.
+func builder(t *testing.T) *emulate.Builder {
+	buildsOnce.Do(func() {
+		var err error
+		if buildsDir, err = os.MkdirTemp("", "berth-emulate-builds-"); err != nil {
+			t.Fatal(err)
+		}
+		builds = emulate.NewBuilder(buildsDir)
+	})
+	return builds
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildsDir != "" {
+		_ = os.RemoveAll(buildsDir)
+	}
+	os.Exit(code)
+}
+
+// setup is what a test changes in the emulated stack.
+type setup struct {
+	// container: keys of BERTH_CONFIG.
+	container map[string]any
+	// dockerEndpoint replaces the test engine (a fault proxy in front of it).
+	dockerEndpoint string
+	scheduleEvery  time.Duration
+	visibility     time.Duration
+	params         map[string]string
+}
+
+// stack is one emulated stack, running in the test.
+type stack struct {
+	t     *testing.T
+	url   string
+	name  string
+	scope string
+	logs  *testenv.SyncBuffer
+	ddb   *dynamodb.Client
+	sqs   *sqs.Client
+	// rt sees the stack's containers (its docker scope) on the real engine.
+	rt *docker.Runtime
+
+	mu   sync.Mutex
+	pids map[string][]int
+}
+
+// start runs the emulator on the repository's template with DynamoDB Local
+// and the SQS emulator of `make test`, a test Docker engine in a scope of
+// its own, and the tests' tokens; it returns once the API is up.
+func start(t *testing.T, s setup) *stack {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the whole stack; skipped with -short")
+	}
+	ddbURL := testenv.DynamoDBEndpoint(t)
+	sqsURL := testenv.SQSEndpoint(t)
+	dockerHost := testenv.DockerHost(t)
+	testenv.TestImage(t)
+	if _, err := os.Stat(templatePath); err != nil {
+		t.Fatalf("the repository's template.yaml: %v", err)
+	}
+	st := &stack{t: t, name: "t" + strings.ToLower(container.NewID()[14:]), logs: &testenv.SyncBuffer{}, pids: map[string][]int{}}
+	st.scope = st.name
+	endpoint := dockerHost
+	if s.dockerEndpoint != "" {
+		endpoint = s.dockerEndpoint
+	}
+	cfg := map[string]any{
+		"container": s.container,
+		"docker": map[string]any{"scope": st.scope, "hosts": []any{map[string]any{
+			"name": "local", "endpoint": endpoint, "network_mode": "none"}}},
+		"auth": map[string]any{"tokens": map[string]any{
+			adminToken: map[string]any{"user": "admin", "admin": true},
+			aliceToken: map[string]any{"user": "alice"},
+			bobToken:   map[string]any{"user": "bob"},
+		}},
+	}
+	raw, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "config.yml")
+	if err := os.WriteFile(cfgPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbURL, "AWS_ENDPOINT_URL_SQS=" + sqsURL, "AWS_REGION=us-east-1"}
+	ready := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- emulate.Run(ctx, emulate.Options{
+			Template: templatePath, ConfigFile: cfgPath, Addr: "127.0.0.1:0", StackName: st.name,
+			Parameters: s.params, ScheduleEvery: s.scheduleEvery, VisibilityTimeout: s.visibility,
+			Builder: builder(t), Env: env, StateDir: t.TempDir(),
+			Logger:         slog.New(slog.NewJSONHandler(st.logs, nil)),
+			FunctionOutput: st.logs,
+			Ready:          func(u string) { ready <- u },
+			OnInstanceStart: func(fn string, pid int) {
+				st.mu.Lock()
+				st.pids[fn] = append(st.pids[fn], pid)
+				st.mu.Unlock()
+			},
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("emulator: %v", err)
+			}
+		case <-time.After(90 * time.Second):
+			t.Errorf("the emulator did not stop within 90s")
+		}
+		if t.Failed() {
+			t.Logf("emulator output (tail):\n%s", tail(st.logs.String(), 12000))
+		}
+	})
+	select {
+	case st.url = <-ready:
+	case err := <-done:
+		t.Fatalf("the emulator stopped before it was ready: %v\n%s", err, tail(st.logs.String(), 8000))
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the emulator was not ready after 5 minutes:\n%s", tail(st.logs.String(), 8000))
+	}
+	awsCfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("berth", "test", "")}
+	st.ddb = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(ddbURL)
+		o.DisableValidateResponseChecksum = true
+	})
+	st.sqs = sqs.NewFromConfig(awsCfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(sqsURL) })
+	rt, err := docker.New(config.Docker{Scope: st.scope, Hosts: []config.DockerHost{{Name: "local", Endpoint: dockerHost, NetworkMode: "none"}}},
+		docker.Options{Scope: st.scope, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.rt = rt
+	t.Cleanup(func() { // after the emulator stopped (cleanups run last first)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		states, err := rt.List(ctx)
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		for _, s := range states {
+			if err := rt.Delete(ctx, s.Ref); err != nil {
+				t.Errorf("cleanup: delete %s: %v", s.Name, err)
+			}
+		}
+		rt.Close()
+	})
+	st.putTemplate("busybox", []string{"sh", "-c", "exec sleep 3600"})
+	return st
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// response is one answer of the front door.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("not JSON (%d): %s", r.status, r.body)
+	}
+	return m
+}
+
+// do sends one request to the front door.
+func (st *stack) do(method, path, token string, body any) response {
+	st.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, st.url+path, rd)
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: 40 * time.Second}).Do(req)
+	if err != nil {
+		st.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func (st *stack) putTemplate(name string, cmd []string) {
+	st.t.Helper()
+	img := os.Getenv(testenv.EnvTestImage)
+	r := st.do(http.MethodPut, "/api/templates/"+name, adminToken, map[string]any{
+		"runtime": "docker", "image": img, "pull_policy": "IfNotPresent", "command": cmd})
+	if r.status != http.StatusCreated && r.status != http.StatusOK {
+		st.t.Fatalf("PUT template %s: %d %s", name, r.status, r.body)
+	}
+}
+
+// create creates a container as token's user and returns its id.
+func (st *stack) create(token, template, name string) string {
+	st.t.Helper()
+	r := st.do(http.MethodPost, "/api/containers", token, map[string]any{"template": template, "name": name})
+	if r.status != http.StatusAccepted {
+		st.t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	return r.json(st.t)["id"].(string)
+}
+
+// wait waits until the container has the status (or gives up after
+// timeout) and returns it as the API shows it.
+func (st *stack) wait(token, id, status string, timeout time.Duration) map[string]any {
+	st.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left > 20*time.Second {
+			left = 20 * time.Second
+		}
+		if left < time.Second {
+			left = time.Second
+		}
+		r := st.do(http.MethodGet, fmt.Sprintf("/api/containers/%s/wait?status=%s&timeout=%s", id, status, left.Round(time.Second)), token, nil)
+		if r.status == http.StatusOK {
+			m := r.json(st.t)
+			if m["status"] == status {
+				return m
+			}
+		}
+		if time.Now().After(deadline) {
+			st.t.Fatalf("container %s: not %s after %v: %d %s", id, status, timeout, r.status, r.body)
+		}
+	}
+}
+
+// functionPIDs returns the RIE processes started for a function.
+func (st *stack) functionPIDs(fn string) []int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]int(nil), st.pids[fn]...)
+}
+
+// dockerProxy is a fault injector in front of the test engine: every
+// request goes through to the real engine unless fault says otherwise.
+// It returns the proxy's endpoint (unix://…).
+func dockerProxy(t *testing.T, fault func(r *http.Request) (delay time.Duration, fail bool)) string {
+	t.Helper()
+	target := strings.TrimPrefix(testenv.DockerHost(t), "unix://")
+	dir, err := os.MkdirTemp("", "bp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "d.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(&url.URL{Scheme: "http", Host: "docker"}) },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", target)
+		}},
+		FlushInterval: -1, // event streams pass through at once
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		delay, fail := fault(r)
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if fail {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, `{"message":"injected fault"}`)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "unix://" + sock
+}
