@@ -1,0 +1,89 @@
+package emulate_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestFrontDoor checks, through the emulated HTTP API, the behaviours that
+// do not depend on the local server: the JWT authorizer's 401s, ownership,
+// bad input and admission.
+func TestFrontDoor(t *testing.T) {
+	st := start(t, setup{container: map[string]any{"create_queue_max_pending": 2}})
+	aliceID := st.create(aliceToken, "busybox", "a")
+
+	t.Run("authorizer", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, token string
+		}{{"missing token", ""}, {"unknown token", "not-a-token"}} {
+			r := st.do(http.MethodGet, "/api/containers", tc.token, nil)
+			if r.status != http.StatusUnauthorized || string(r.json(t)["message"].(string)) != "Unauthorized" {
+				t.Errorf("%s: %d %s, want 401 {\"message\":\"Unauthorized\"}", tc.name, r.status, r.body)
+			}
+		}
+	})
+	t.Run("ownership", func(t *testing.T) {
+		if r := st.do(http.MethodGet, "/api/containers/"+aliceID, bobToken, nil); r.status != http.StatusNotFound {
+			t.Errorf("bob gets alice's container: %d %s", r.status, r.body)
+		}
+		if r := st.do(http.MethodDelete, "/api/containers/"+aliceID, bobToken, nil); r.status != http.StatusNotFound {
+			t.Errorf("bob deletes alice's container: %d %s", r.status, r.body)
+		}
+		r := st.do(http.MethodGet, "/api/containers", bobToken, nil)
+		if r.status != http.StatusOK || len(r.json(t)["items"].([]any)) != 0 {
+			t.Errorf("bob's list: %d %s", r.status, r.body)
+		}
+		if r := st.do(http.MethodGet, "/api/containers/"+aliceID, adminToken, nil); r.status != http.StatusOK {
+			t.Errorf("the admin gets alice's container: %d %s", r.status, r.body)
+		}
+		if r := st.do(http.MethodPut, "/api/templates/x", aliceToken, map[string]any{"runtime": "docker", "image": "x"}); r.status != http.StatusForbidden {
+			t.Errorf("alice puts a template: %d %s", r.status, r.body)
+		}
+	})
+	t.Run("bad input", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, method, path string
+			body               any
+			want               int
+		}{
+			{"bad JSON", http.MethodPost, "/api/containers", `{"template":`, http.StatusBadRequest},
+			{"unknown field", http.MethodPost, "/api/containers", `{"template":"busybox","bogus":1}`, http.StatusBadRequest},
+			{"no such template", http.MethodPost, "/api/containers", map[string]any{"template": "nope"}, http.StatusUnprocessableEntity},
+			{"bad id", http.MethodGet, "/api/containers/not-an-id", nil, http.StatusNotFound},
+		} {
+			r := st.do(tc.method, tc.path, aliceToken, tc.body)
+			if r.status != tc.want {
+				t.Errorf("%s: %d %s, want %d", tc.name, r.status, r.body, tc.want)
+			}
+		}
+	})
+	t.Run("admission", func(t *testing.T) {
+		st.wait(aliceToken, aliceID, "running", time.Minute)
+		// create_queue_max_pending is 2: of a burst of 6 creates, those
+		// beyond 2 unfinished ones are refused with 429 and Retry-After.
+		var mu sync.Mutex
+		codes := map[int]int{}
+		var retryAfter string
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				r := st.do(http.MethodPost, "/api/containers", aliceToken, map[string]any{"template": "busybox"})
+				mu.Lock()
+				defer mu.Unlock()
+				codes[r.status]++
+				if r.status == http.StatusTooManyRequests {
+					retryAfter = r.header.Get("Retry-After")
+				}
+			})
+		}
+		wg.Wait()
+		if codes[http.StatusAccepted] < 1 || codes[http.StatusTooManyRequests] < 1 || codes[http.StatusAccepted]+codes[http.StatusTooManyRequests] != 6 {
+			t.Errorf("burst of 6 with max pending 2: %v, want some 202 and some 429 only", codes)
+		}
+		if codes[http.StatusTooManyRequests] > 0 && retryAfter == "" {
+			t.Errorf("429 without Retry-After")
+		}
+	})
+}
