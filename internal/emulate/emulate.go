@@ -136,32 +136,15 @@ func Run(ctx context.Context, o Options) (err error) {
 		defer os.RemoveAll(o.StateDir)
 	}
 
-	// The parameters: the config's container keys become the parameters
-	// the template's environment takes them from, so that what depends on
-	// the same parameter (reserved concurrency, maxReceiveCount) follows.
 	tplOpts := samtemplate.Options{StackName: o.StackName, Region: env["AWS_REGION"]}
 	if tplOpts.Region == "" {
 		tplOpts.Region = samtemplate.DefaultRegion
 	}
-	stack, err := samtemplate.Load(o.Template, tplOpts)
-	if err != nil {
+	var stack *samtemplate.Stack
+	if stack, tplOpts.Parameters, err = LoadStack(o.Template, cfg, tplOpts, o.Parameters); err != nil {
 		return err
 	}
 	containerEnv := config.EnvValues(cfg, "container")
-	tplOpts.Parameters = map[string]string{}
-	for _, id := range stack.FunctionIDs() {
-		for v, param := range stack.Functions[id].EnvironmentParameters {
-			if val, ok := containerEnv[v]; ok {
-				tplOpts.Parameters[param] = val
-			}
-		}
-	}
-	for k, v := range o.Parameters {
-		tplOpts.Parameters[k] = v
-	}
-	if stack, err = samtemplate.Load(o.Template, tplOpts); err != nil {
-		return err
-	}
 
 	// The services.
 	services := []*service{
@@ -369,6 +352,36 @@ func Run(ctx context.Context, o Options) (err error) {
 	case err := <-srvDone:
 		return fmt.Errorf("the front door stopped: %w", err)
 	}
+}
+
+// LoadStack reads the template as the emulator runs it with cfg: the
+// container: keys of cfg become the template parameters that the
+// functions' environment takes them from (so what depends on the same
+// parameter, such as reserved concurrency or a queue's maxReceiveCount,
+// follows), then overrides win. It returns the stack and the parameters
+// it was read with.
+func LoadStack(template string, cfg *config.Config, opts samtemplate.Options, overrides map[string]string) (*samtemplate.Stack, map[string]string, error) {
+	stack, err := samtemplate.Load(template, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	containerEnv := config.EnvValues(cfg, "container")
+	params := map[string]string{}
+	for _, id := range stack.FunctionIDs() {
+		for v, param := range stack.Functions[id].EnvironmentParameters {
+			if val, ok := containerEnv[v]; ok {
+				params[param] = val
+			}
+		}
+	}
+	for k, v := range overrides {
+		params[k] = v
+	}
+	opts.Parameters = params
+	if stack, err = samtemplate.Load(template, opts); err != nil {
+		return nil, nil, err
+	}
+	return stack, params, nil
 }
 
 // functionEnv is what a function's runtime sees: Lambda's own variables,

@@ -82,13 +82,15 @@ type setup struct {
 
 // stack is one emulated stack, running in the test.
 type stack struct {
-	t     *testing.T
-	url   string
-	name  string
-	scope string
-	logs  *testenv.SyncBuffer
-	ddb   *dynamodb.Client
-	sqs   *sqs.Client
+	t       *testing.T
+	url     string
+	name    string
+	scope   string
+	logs    *testenv.SyncBuffer
+	ddb     *dynamodb.Client
+	sqs     *sqs.Client
+	cfgPath string
+	params  map[string]string
 	// rt sees the stack's containers (its docker scope) on the real engine.
 	rt *docker.Runtime
 
@@ -135,6 +137,7 @@ func start(t *testing.T, s setup) *stack {
 	if err := os.WriteFile(cfgPath, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	st.cfgPath, st.params = cfgPath, s.params
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbURL, "AWS_ENDPOINT_URL_SQS=" + sqsURL, "AWS_REGION=us-east-1"}
 	ready := make(chan string, 1)
