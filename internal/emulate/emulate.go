@@ -167,7 +167,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			env[s.envVar] = local[s.envVar]
 			envMu.Unlock()
 			if s.state != "" {
-				log.Info("service started", "service", s.name, s.envVar, local[s.envVar])
+				log.Info("service started", "service", s.name, s.envVar, local[s.envVar], "pid", s.pid())
 			}
 		})
 	}

@@ -64,6 +64,19 @@ func (s *service) up(ctx context.Context, env map[string]string, stateRoot strin
 	return env[s.envVar], nil
 }
 
+// pid is the PID the script recorded for what it started (0: none).
+func (s *service) pid() int {
+	if s.state == "" {
+		return 0
+	}
+	b, err := os.ReadFile(filepath.Join(s.state, s.name+".pid"))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
 // down stops what up started (by the PID the script recorded).
 func (s *service) down(logw io.Writer) error {
 	if s.state == "" {

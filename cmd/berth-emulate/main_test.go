@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/berth-io/berth/internal/testenv"
+)
+
+// TestServeAndStop runs the command as `make emulate` does, starting its
+// own DynamoDB Local and SQS emulator with the project's scripts: it
+// prints "API on http://<EMULATE_ADDR>", answers there, logs one line per
+// invocation, and on SIGTERM stops every process it started (the
+// services, each RIE and its bootstrap) before it exits 0.
+func TestServeAndStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole stack; skipped with -short")
+	}
+	dockerHost := testenv.DockerHost(t)
+	if _, err := exec.LookPath("java"); err != nil && testenv.InCI() {
+		t.Fatal("java is needed for DynamoDB Local")
+	}
+	bin := filepath.Join(t.TempDir(), "berth-emulate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cfg := filepath.Join(t.TempDir(), "config.yml")
+	scope := "emu-stop-" + strings.ToLower(time.Now().Format("150405.000"))
+	scope = strings.ReplaceAll(scope, ".", "")
+	if err := os.WriteFile(cfg, []byte("docker:\n  scope: "+scope+"\n  hosts:\n    - {name: local, endpoint: "+dockerHost+", network_mode: none}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := testenv.FreeAddr(t)
+	cmd := exec.Command(bin, "--template", "../../template.yaml", "--stack-name", scope)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_ENDPOINT_URL") { // its own services, from the scripts
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "BERTH_CONFIG="+cfg, "EMULATE_ADDR="+addr)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &testenv.SyncBuffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+		if t.Failed() {
+			out := logs.String()
+			if len(out) > 10000 {
+				out = out[len(out)-10000:]
+			}
+			t.Logf("output:\n%s", out)
+		}
+	})
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		exited <- cmd.Wait()
+	}()
+	select {
+	case l := <-lines:
+		if l != "API on http://"+addr {
+			t.Fatalf("first line %q, want %q", l, "API on http://"+addr)
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatal("not ready after 5 minutes")
+	}
+	resp, err := http.Get("http://" + addr + "/api/containers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK { // no tokens: the local admin
+		t.Fatalf("GET /api/containers: %d", resp.StatusCode)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("still running 2 minutes after SIGTERM")
+	}
+
+	var pids []int
+	invokes := 0
+	for _, l := range strings.Split(logs.String(), "\n") {
+		var rec struct {
+			Msg      string
+			PID      int
+			Function string
+			Result   string
+			Duration float64 `json:"duration_ms"`
+		}
+		if json.Unmarshal([]byte(l), &rec) != nil {
+			continue
+		}
+		switch rec.Msg {
+		case "service started", "function instance started":
+			if rec.PID > 0 {
+				pids = append(pids, rec.PID)
+			}
+		case "invoke":
+			if rec.Function == "" || rec.Result == "" || rec.Duration <= 0 {
+				t.Errorf("invocation line without function, result or duration: %s", l)
+			}
+			invokes++
+		}
+	}
+	if len(pids) < 3 { // DynamoDB Local, the SQS emulator, the API function
+		t.Errorf("started PIDs %v: want the two services and at least one RIE", pids)
+	}
+	if invokes == 0 {
+		t.Error("no invocation line")
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("PID %d still runs after the emulator stopped", pid)
+		}
+	}
+}
+
+// alive reports whether a process runs: it exists and is not a zombie
+// (what the scripts started is reparented to PID 1, which may be slow to
+// reap it here).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
