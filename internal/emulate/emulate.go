@@ -275,7 +275,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.Name, err)
 		}
-		p := &streamPoller{m: m, fn: fns[m.Function], filter: flt, streams: streams, streamARN: streamARNs[m.Table], sqs: sqsClient,
+		p := &streamPoller{m: m, call: fns[m.Function].call, filter: flt, streams: streams, streamARN: streamARNs[m.Table], sqs: sqsClient,
 			fnARN: fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", tplOpts.Region, samtemplate.DefaultAccountID, stack.Functions[m.Function].Name), log: log}
 		if m.Settings.OnFailure != "" {
 			q := queues[m.Settings.OnFailure]

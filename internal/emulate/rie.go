@@ -117,6 +117,15 @@ func (f *Function) Invoke(ctx context.Context, payload []byte) Invocation {
 	return inv
 }
 
+// call is Invoke holding a slot for the invocation.
+func (f *Function) call(ctx context.Context, payload []byte) Invocation {
+	if err := f.Acquire(ctx); err != nil {
+		return Invocation{Result: ResultCrash, Error: err.Error()}
+	}
+	defer f.Release()
+	return f.Invoke(ctx, payload)
+}
+
 // take returns an idle live instance, or starts one.
 func (f *Function) take(ctx context.Context) (*instance, bool, error) {
 	f.mu.Lock()

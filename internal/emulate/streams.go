@@ -34,8 +34,10 @@ const (
 // ends alone), MaximumRetryAttempts and MaximumRecordAgeInSeconds, and the
 // on-failure destination (an SQS queue) for what is given up.
 type streamPoller struct {
-	m         *samtemplate.StreamMapping
-	fn        *Function
+	m *samtemplate.StreamMapping
+	// call invokes the mapping's function with one event, holding one of
+	// its slots.
+	call      func(ctx context.Context, payload []byte) Invocation
 	filter    filter
 	streams   *dynamodbstreams.Client
 	streamARN string
@@ -43,6 +45,8 @@ type streamPoller struct {
 	onFailure *queueInfo // nil: records given up are only logged
 	fnARN     string
 	log       *slog.Logger
+	// onGiveUp, if set, is told of every batch given up (tests).
+	onGiveUp func(batch []events.DynamoDBEventRecord, condition string)
 }
 
 func (p *streamPoller) run(ctx context.Context) {
@@ -135,11 +139,7 @@ func (p *streamPoller) invoke(ctx context.Context, batch []events.DynamoDBEventR
 		p.log.Error("stream mapping: encoding the event", "error", err)
 		return 0, true
 	}
-	if err := p.fn.Acquire(ctx); err != nil {
-		return 0, true
-	}
-	inv := p.fn.Invoke(ctx, payload)
-	p.fn.Release()
+	inv := p.call(ctx, payload)
 	if inv.Result != ResultOK {
 		return 0, true
 	}
@@ -196,6 +196,9 @@ type onFailureRecord struct {
 // giveUp sends the batch's description to the on-failure destination.
 func (p *streamPoller) giveUp(ctx context.Context, batch []events.DynamoDBEventRecord, condition string, invokes int) {
 	first, last := batch[0], batch[len(batch)-1]
+	if p.onGiveUp != nil {
+		p.onGiveUp(batch, condition)
+	}
 	p.log.Warn("stream mapping: records given up", "mapping", p.m.Name, "condition", condition, "records", len(batch),
 		"first_sequence_number", first.Change.SequenceNumber, "last_sequence_number", last.Change.SequenceNumber)
 	if p.onFailure == nil {
