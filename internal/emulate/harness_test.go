@@ -50,7 +50,7 @@ var (
 
 // builder is shared by every stack of the test binary: each function is
 // built once.
-func builder(t *testing.T) *emulate.Builder {
+func builder(t testing.TB) *emulate.Builder {
 	buildsOnce.Do(func() {
 		var err error
 		if buildsDir, err = os.MkdirTemp("", "berth-emulate-builds-"); err != nil {
@@ -82,7 +82,7 @@ type setup struct {
 
 // stack is one emulated stack, running in the test.
 type stack struct {
-	t       *testing.T
+	t       testing.TB
 	url     string
 	name    string
 	scope   string
@@ -101,7 +101,7 @@ type stack struct {
 // start runs the emulator on the repository's template with DynamoDB Local
 // and the SQS emulator of `make test`, a test Docker engine in a scope of
 // its own, and the tests' tokens; it returns once the API is up.
-func start(t *testing.T, s setup) *stack {
+func start(t testing.TB, s setup) *stack {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the whole stack; skipped with -short")
@@ -223,7 +223,7 @@ type response struct {
 	body   []byte
 }
 
-func (r response) json(t *testing.T) map[string]any {
+func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.body, &m); err != nil {

@@ -163,6 +163,7 @@ func (inst *instance) exited() bool {
 // (it starts the bootstrap, the function's init, on the first invoke).
 func (f *Function) start(ctx context.Context, n int) (*instance, error) {
 	var lastErr error
+	t0 := time.Now()
 	for range 3 {
 		port, err := freePort()
 		if err != nil {
@@ -197,7 +198,8 @@ func (f *Function) start(ctx context.Context, n int) (*instance, error) {
 			lastErr = err
 			continue // a port taken in between: try others
 		}
-		f.log.Info("function instance started", "function", f.ID, "instance", n, "pid", cmd.Process.Pid, "port", port)
+		f.log.Info("function instance started", "function", f.ID, "instance", n, "pid", cmd.Process.Pid, "port", port,
+			"start_ms", float64(time.Since(t0).Microseconds())/1000)
 		if f.onStart != nil {
 			f.onStart(f.ID, cmd.Process.Pid)
 		}
