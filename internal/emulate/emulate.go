@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -144,7 +145,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if stack, tplOpts.Parameters, err = LoadStack(o.Template, cfg, tplOpts, o.Parameters); err != nil {
 		return err
 	}
-	containerEnv := config.EnvValues(cfg, "container")
+	containerEnv := configEnv(cfg)
 
 	// The services.
 	services := []*service{
@@ -365,12 +366,21 @@ func LoadStack(template string, cfg *config.Config, opts samtemplate.Options, ov
 	if err != nil {
 		return nil, nil, err
 	}
-	containerEnv := config.EnvValues(cfg, "container")
+	containerEnv := configEnv(cfg)
 	params := map[string]string{}
 	for _, id := range stack.FunctionIDs() {
 		for v, param := range stack.Functions[id].EnvironmentParameters {
-			if val, ok := containerEnv[v]; ok {
-				params[param] = val
+			val, ok := containerEnv[v]
+			if !ok {
+				continue
+			}
+			switch param.Suffix {
+			case "":
+				params[param.Name] = val
+			case "s": // "${Seconds}s": a duration in whole seconds
+				if d, err := time.ParseDuration(val); err == nil && d%time.Second == 0 {
+					params[param.Name] = strconv.FormatInt(int64(d/time.Second), 10)
+				}
 			}
 		}
 	}
@@ -384,9 +394,21 @@ func LoadStack(template string, cfg *config.Config, opts samtemplate.Options, ov
 	return stack, params, nil
 }
 
+// configEnv is what the emulator takes from BERTH_CONFIG for the
+// functions, as the environment variables that set it: the container: keys
+// and auth's claim settings (auth.tokens are the front door's own and never
+// reach a function).
+func configEnv(cfg *config.Config) map[string]string {
+	out := config.EnvValues(cfg, "container")
+	for k, v := range config.EnvValues(cfg, "auth") {
+		out[k] = v
+	}
+	return out
+}
+
 // functionEnv is what a function's runtime sees: Lambda's own variables,
 // the emulated endpoints and dummy credentials, the template's environment
-// with the container: keys of BERTH_CONFIG in place of the template's, and
+// with BERTH_CONFIG's container: keys and admin claim in place of the template's, and
 // BERTH_CONFIG as the function's config file (docker.hosts).
 func functionEnv(f *samtemplate.Function, env, containerEnv map[string]string, cfgPath, region string) []string {
 	vars := map[string]string{}

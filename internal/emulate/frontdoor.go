@@ -190,7 +190,11 @@ func (fd *frontDoor) serve(w http.ResponseWriter, ctx context.Context, route *sa
 		gatewayError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, IntegrationTimeout)
+	timeout := IntegrationTimeout
+	if route.Timeout > 0 {
+		timeout = route.Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := fn.Acquire(ctx); err != nil {
 		gatewayError(w, http.StatusServiceUnavailable, "Service Unavailable")

@@ -137,7 +137,12 @@ func start(t testing.TB, s setup) *stack {
 	if err := os.WriteFile(cfgPath, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st.cfgPath, st.params = cfgPath, s.params
+	// Tables of their own: the template names them by its TablePrefix.
+	params := map[string]string{"TablePrefix": st.name + "-"}
+	for k, v := range s.params {
+		params[k] = v
+	}
+	st.cfgPath, st.params = cfgPath, params
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbURL, "AWS_ENDPOINT_URL_SQS=" + sqsURL, "AWS_REGION=us-east-1"}
 	ready := make(chan string, 1)
@@ -146,7 +151,7 @@ func start(t testing.TB, s setup) *stack {
 	go func() {
 		done <- emulate.Run(ctx, emulate.Options{
 			Template: templatePath, ConfigFile: cfgPath, Addr: "127.0.0.1:0", StackName: st.name,
-			Parameters: s.params, ScheduleEvery: s.scheduleEvery, VisibilityTimeout: s.visibility,
+			Parameters: params, ScheduleEvery: s.scheduleEvery, VisibilityTimeout: s.visibility,
 			Builder: builder(t), Env: env, StateDir: t.TempDir(),
 			Logger:         slog.New(slog.NewJSONHandler(st.logs, nil)),
 			FunctionOutput: st.logs,

@@ -74,6 +74,9 @@ const (
 	TypeEventSourceMapping = "AWS::Lambda::EventSourceMapping"
 	TypeSchedule           = "AWS::Scheduler::Schedule"
 	TypeEventsRule         = "AWS::Events::Rule"
+	TypeGatewayAPI         = "AWS::ApiGatewayV2::Api"
+	TypeGatewayRoute       = "AWS::ApiGatewayV2::Route"
+	TypeGatewayIntegration = "AWS::ApiGatewayV2::Integration"
 )
 
 // Load reads the template at path. See Parse.

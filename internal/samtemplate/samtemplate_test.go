@@ -99,7 +99,7 @@ func TestParse(t *testing.T) {
 	if _, ok := fn.Environment["VPC"]; ok {
 		t.Errorf("AWS::NoValue kept: %v", fn.Environment)
 	}
-	if fn.EnvironmentParameters["ATTEMPTS"] != "Attempts" {
+	if fn.EnvironmentParameters["ATTEMPTS"] != (EnvParameter{Name: "Attempts"}) {
 		t.Errorf("environment parameters %v", fn.EnvironmentParameters)
 	}
 	if fn.Timeout != time.Minute || fn.MemoryMB != 512 || fn.ReservedConcurrency != 3 || fn.CodeURI != "functions/fn" {

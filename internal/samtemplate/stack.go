@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,11 +57,19 @@ type Function struct {
 	Timeout     time.Duration
 	MemoryMB    int
 	Environment map[string]string
-	// EnvironmentParameters maps each environment variable whose value is
-	// exactly a Ref to a template parameter to that parameter's name.
-	EnvironmentParameters map[string]string
+	// EnvironmentParameters are the environment variables whose value is
+	// a template parameter: a Ref to it, or a Sub of "${Param}" with at most
+	// a unit after it ("${Seconds}s").
+	EnvironmentParameters map[string]EnvParameter
 	// ReservedConcurrency is ReservedConcurrentExecutions; 0: none.
 	ReservedConcurrency int
+}
+
+// EnvParameter is the parameter an environment variable is written from,
+// and the text after it ("s" for "${Seconds}s").
+type EnvParameter struct {
+	Name   string
+	Suffix string
 }
 
 // Queue is an AWS::SQS::Queue.
@@ -182,6 +191,8 @@ type Route struct {
 	// Authorized is false when the route opts out of the API's authorizer
 	// (Auth.Authorizer: NONE) or the API has none.
 	Authorized bool
+	// Timeout is the integration's timeout; 0: API Gateway's 30 s.
+	Timeout time.Duration
 }
 
 // Int is a number that a template may write as a number or, through a Ref
@@ -454,16 +465,23 @@ func (p *parser) functions(s *Stack, arns map[string]string) error {
 
 // envParameters finds the environment variables (of Globals.Function or the
 // function) written as a Ref to a parameter.
-func (p *parser) envParameters(globals map[string]any, id string) map[string]string {
-	out := map[string]string{}
+func (p *parser) envParameters(globals map[string]any, id string) map[string]EnvParameter {
+	out := map[string]EnvParameter{}
 	collect := func(fn map[string]any) {
 		env, _ := fn["Environment"].(map[string]any)
 		vars, _ := env["Variables"].(map[string]any)
 		for k, v := range vars {
 			delete(out, k)
-			if m, ok := v.(map[string]any); ok && len(m) == 1 {
-				if name, ok := m["Ref"].(string); ok && p.paramRefs[name] {
-					out[k] = name
+			m, ok := v.(map[string]any)
+			if !ok || len(m) != 1 {
+				continue
+			}
+			if name, ok := m["Ref"].(string); ok && p.paramRefs[name] {
+				out[k] = EnvParameter{Name: name}
+			}
+			if sub, ok := m["Fn::Sub"].(string); ok {
+				if g := subParam.FindStringSubmatch(sub); g != nil && p.paramRefs[g[1]] {
+					out[k] = EnvParameter{Name: g[1], Suffix: g[2]}
 				}
 			}
 		}
@@ -473,6 +491,9 @@ func (p *parser) envParameters(globals map[string]any, id string) map[string]str
 	collect(props)
 	return out
 }
+
+// subParam is a Sub of one parameter and an optional unit: "${P}", "${P}s".
+var subParam = regexp.MustCompile(`^\$\{([A-Za-z0-9]+)\}([a-z]{0,2})$`)
 
 // mergeGlobals applies SAM's Globals rules: the function's value wins;
 // maps (Environment.Variables, Tags) are merged key by key.
@@ -678,6 +699,9 @@ func (p *parser) standaloneMappings(s *Stack, arns map[string]string) error {
 			return fmt.Errorf("%s: %w", id, err)
 		}
 	}
+	if err := p.gatewayRoutes(s, arns); err != nil {
+		return err
+	}
 	for _, typ := range []string{TypeSchedule, TypeEventsRule} {
 		ids, err := p.sortedIDs(typ)
 		if err != nil {
@@ -710,6 +734,84 @@ func (p *parser) standaloneMappings(s *Stack, arns map[string]string) error {
 					Input: t.Input, Enabled: e.State != "DISABLED"})
 			}
 		}
+	}
+	return nil
+}
+
+// gatewayRoutes reads AWS::ApiGatewayV2::Route resources whose target is an
+// AWS_PROXY integration of one of the template's functions.
+func (p *parser) gatewayRoutes(s *Stack, arns map[string]string) error {
+	routes, err := p.sortedIDs(TypeGatewayRoute)
+	if err != nil {
+		return err
+	}
+	integrations, err := p.sortedIDs(TypeGatewayIntegration)
+	if err != nil {
+		return err
+	}
+	for _, id := range routes {
+		props, err := p.resolved(id)
+		if err != nil {
+			return err
+		}
+		var r struct {
+			ApiId             string
+			RouteKey          string
+			AuthorizationType string
+			Target            string
+		}
+		if err := decode(props, &r); err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		target := strings.TrimPrefix(r.Target, "integrations/")
+		var integ string
+		for _, iid := range integrations {
+			if ref, _ := p.ref(iid); scalar(ref) == target {
+				integ = iid
+			}
+		}
+		if integ == "" {
+			return fmt.Errorf("%s: target %q is not an integration of this template", id, r.Target)
+		}
+		iprops, err := p.resolved(integ)
+		if err != nil {
+			return err
+		}
+		var in struct {
+			IntegrationType string
+			IntegrationUri  string
+			TimeoutInMillis Int
+		}
+		if err := decode(iprops, &in); err != nil {
+			return fmt.Errorf("%s: %w", integ, err)
+		}
+		fn := ""
+		for arn, rid := range arns {
+			if p.typeOf(rid) == TypeFunction && strings.HasPrefix(arn, "arn:") && strings.Contains(in.IntegrationUri, arn) {
+				fn = rid
+			}
+		}
+		if fn == "" || !strings.EqualFold(in.IntegrationType, "AWS_PROXY") {
+			return fmt.Errorf("%s: integration %s is not an AWS_PROXY integration of a function of this template", id, integ)
+		}
+		route := &Route{Name: id, Function: fn, Method: "ANY", Path: "$default",
+			Authorized: r.AuthorizationType != "" && !strings.EqualFold(r.AuthorizationType, "NONE")}
+		for aid := range p.resources {
+			if ref, _ := p.ref(aid); scalar(ref) == r.ApiId && p.typeOf(aid) == TypeGatewayAPI {
+				route.API = aid
+			}
+		}
+		if r.RouteKey != "$default" {
+			m, path, ok := strings.Cut(r.RouteKey, " ")
+			if !ok {
+				return fmt.Errorf("%s: RouteKey %q", id, r.RouteKey)
+			}
+			route.Method, route.Path = strings.ToUpper(m), path
+		}
+		if in.TimeoutInMillis.Set {
+			route.Timeout = time.Duration(in.TimeoutInMillis.V) * time.Millisecond
+		}
+		s.Routes = append(s.Routes, route)
 	}
 	return nil
 }
