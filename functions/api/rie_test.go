@@ -19,16 +19,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/berth-io/berth/internal/emulate"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
-)
-
-// The Lambda Runtime Interface Emulator, built from its Go module (pinned;
-// see shared/recipes/lambda-rie.md) into the berth cache directory.
-const (
-	rieModule  = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
-	rieVersion = "v0.0.0-20261030222936-bef5c4ba774d"
 )
 
 // coldStarts is how many times the emulator is started to measure a cold
@@ -132,51 +126,14 @@ func pct(sorted []time.Duration, p int) time.Duration {
 	return sorted[max(i-1, 0)]
 }
 
-func cacheRoot() string {
-	if d := os.Getenv("BERTH_CACHE_DIR"); d != "" {
-		return d
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "berth-cache")
-	}
-	return filepath.Join(home, ".cache", "berth")
-}
-
-func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
-
-// rieBinary returns the emulator, building it into the cache the first
-// time (in a temporary directory renamed into place, so that concurrent or
-// interrupted builds never leave half a binary).
+// rieBinary returns the emulator, built once into the berth cache
+// (internal/emulate pins its version).
 func rieBinary(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(cacheRoot(), "rie-"+rieVersion)
-	bin := filepath.Join(dir, "aws-lambda-rie")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	if err := os.MkdirAll(cacheRoot(), 0o755); err != nil {
-		testenv.Missing(t, "the Lambda Runtime Interface Emulator", err.Error())
-	}
-	tmp, err := os.MkdirTemp(cacheRoot(), ".rie-build-*")
+	bin, err := emulate.RIEBinary(context.Background())
 	if err != nil {
 		testenv.Missing(t, "the Lambda Runtime Interface Emulator", err.Error())
 	}
-	defer os.RemoveAll(tmp)
-	t0 := time.Now()
-	cmd := exec.Command(goTool(), "install", "-trimpath", "-ldflags", "-s -w", rieModule+"@"+rieVersion)
-	cmd.Dir = tmp // outside berth's module: `go install mod@version` builds the module on its own
-	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		testenv.Missing(t, "the Lambda Runtime Interface Emulator",
-			fmt.Sprintf("go install %s@%s: %v\n%s", rieModule, rieVersion, err, out))
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(bin); statErr != nil { // not someone else's finished build
-			t.Fatalf("installing the emulator into %s: %v", dir, err)
-		}
-	}
-	t.Logf("built the Runtime Interface Emulator %s in %v into %s", rieVersion, time.Since(t0).Round(time.Millisecond), dir)
 	return bin
 }
 
@@ -185,7 +142,7 @@ func rieBinary(t *testing.T) string {
 func buildBootstrap(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "bootstrap")
-	cmd := exec.Command(goTool(), "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the bootstrap: %v\n%s", err, b)

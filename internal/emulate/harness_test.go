@@ -110,6 +110,9 @@ func start(t testing.TB, s setup) *stack {
 	sqsURL := testenv.SQSEndpoint(t)
 	dockerHost := testenv.DockerHost(t)
 	testenv.TestImage(t)
+	if _, err := emulate.RIEBinary(context.Background()); err != nil {
+		testenv.Missing(t, "the Lambda Runtime Interface Emulator", err.Error())
+	}
 	if _, err := os.Stat(templatePath); err != nil {
 		t.Fatalf("the repository's template.yaml: %v", err)
 	}
