@@ -90,6 +90,16 @@ func (f *Function) Acquire(ctx context.Context) error {
 	}
 }
 
+// TryAcquire takes a slot if one is free.
+func (f *Function) TryAcquire() bool {
+	select {
+	case f.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 // Release gives back a slot taken with Acquire.
 func (f *Function) Release() { <-f.slots }
 

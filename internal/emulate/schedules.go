@@ -39,8 +39,9 @@ func parseRate(expr string) (time.Duration, error) {
 }
 
 // scheduler invokes a function every period with a scheduled event (or
-// the schedule's Input), as EventBridge Scheduler does. A tick that comes
-// while the previous invocation still runs waits for a free slot.
+// the schedule's Input), as EventBridge Scheduler does. A tick that finds
+// every instance of the function busy (its reserved concurrency) is
+// dropped and logged, as a throttled invocation without retries is.
 type scheduler struct {
 	s      *samtemplate.Schedule
 	fn     *Function
@@ -65,11 +66,14 @@ func (sc *scheduler) run(ctx context.Context) {
 					Detail:    json.RawMessage(`{}`)}
 				payload, _ = json.Marshal(ev)
 			}
-			if err := sc.fn.Acquire(ctx); err != nil {
-				return
+			if !sc.fn.TryAcquire() {
+				sc.log.Warn("schedule tick dropped: the function is at its concurrency", "schedule", sc.s.Name, "function", sc.fn.ID)
+				continue
 			}
-			sc.fn.Invoke(ctx, payload)
-			sc.fn.Release()
+			go func() {
+				defer sc.fn.Release()
+				sc.fn.Invoke(ctx, payload)
+			}()
 		}
 	}
 }
