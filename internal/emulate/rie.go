@@ -275,6 +275,11 @@ func (f *Function) invoke(ctx context.Context, inst *instance, payload []byte) I
 		return Invocation{Result: ResultCrash, Error: fmt.Sprintf("RIE answered %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))}
 	}
 	f.put(inst)
+	if msg := strings.TrimSpace(string(body)); strings.HasPrefix(msg, "Task timed out") {
+		// The RIE's own answer when the function outlived its timeout (it
+		// then restarts the runtime for the next invocation).
+		return Invocation{Result: ResultTimeout, Error: msg}
+	}
 	var le lambdaError
 	if json.Unmarshal(body, &le) == nil && le.ErrorType != "" {
 		res := ResultError
