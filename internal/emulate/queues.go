@@ -66,28 +66,55 @@ func (p *queuePoller) run(ctx context.Context) {
 	wg.Wait()
 }
 
+// receive gathers one batch: up to BatchSize messages, ten per
+// ReceiveMessage (SQS's most), for as long as MaximumBatchingWindow allows
+// when the batch is not full yet.
+func (p *queuePoller) receive(ctx context.Context) ([]sqstypes.Message, error) {
+	size := p.m.Settings.BatchSize
+	deadline := time.Now().Add(p.m.Settings.BatchWindow)
+	var msgs []sqstypes.Message
+	for {
+		wait := int32(queueLongPoll)
+		if len(msgs) > 0 {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return msgs, nil
+			}
+			wait = int32(min(left, queueLongPoll*time.Second) / time.Second)
+		}
+		out, err := p.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    aws.String(p.q.URL),
+			MaxNumberOfMessages:         int32(min(size-len(msgs), 10)),
+			WaitTimeSeconds:             wait,
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+			MessageAttributeNames:       []string{"All"},
+		})
+		if err != nil {
+			return msgs, err
+		}
+		msgs = append(msgs, out.Messages...)
+		if len(msgs) == 0 || len(msgs) >= size || p.m.Settings.BatchWindow == 0 {
+			return msgs, nil
+		}
+	}
+}
+
 // once receives one batch and delivers it.
 func (p *queuePoller) once(ctx context.Context) {
-	out, err := p.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl:                    aws.String(p.q.URL),
-		MaxNumberOfMessages:         int32(min(p.m.Settings.BatchSize, 10)),
-		WaitTimeSeconds:             queueLongPoll,
-		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
-		MessageAttributeNames:       []string{"All"},
-	})
-	if err != nil {
+	msgs, err := p.receive(ctx)
+	if err != nil && len(msgs) == 0 {
 		if ctx.Err() == nil {
 			p.log.Error("queue mapping: ReceiveMessage failed; retrying", "mapping", p.m.Name, "error", err)
 			sleep(ctx, time.Second)
 		}
 		return
 	}
-	if len(out.Messages) == 0 {
+	if len(msgs) == 0 {
 		return
 	}
 	ev := events.SQSEvent{}
 	var drop []sqstypes.Message
-	for _, m := range out.Messages {
+	for _, m := range msgs {
 		rec := p.record(m)
 		if !p.filter.match(filterView(rec)) {
 			drop = append(drop, m)
@@ -127,7 +154,7 @@ func (p *queuePoller) once(ctx context.Context) {
 		}
 	}
 	var done []sqstypes.Message
-	for _, m := range out.Messages {
+	for _, m := range msgs {
 		if !failed[aws.ToString(m.MessageId)] && !contains(drop, m) {
 			done = append(done, m)
 		}
