@@ -91,20 +91,18 @@ func TestPoisonStreamRecord(t *testing.T) {
 	}
 	real := scan.Items[0]
 
-	// The poison record (an outbox item without created_at) in the middle
-	// of copies of the real item, written in one batch so that they reach
-	// the stream together and share an invocation.
+	// The poison record (an outbox item without created_at) first, then
+	// copies of the real item, in one transaction so that they reach the
+	// stream together and share an invocation: the poison record fails
+	// the batch from its start, which the mapping must bisect.
 	poisonID := "poison-" + st.name
-	var writes []ddbtypes.WriteRequest
+	writes := []ddbtypes.TransactWriteItem{{Put: &ddbtypes.Put{TableName: aws.String(outbox), Item: map[string]ddbtypes.AttributeValue{
+		"id": &ddbtypes.AttributeValueMemberS{Value: poisonID}, "instance_id": &ddbtypes.AttributeValueMemberS{Value: id},
+		"op": &ddbtypes.AttributeValueMemberS{Value: "create"}, "state": &ddbtypes.AttributeValueMemberS{Value: "pending"},
+		"created_key": &ddbtypes.AttributeValueMemberS{Value: "0"},
+	}}}}
 	var copies []string
-	for i := range 6 {
-		if i == 3 {
-			writes = append(writes, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: map[string]ddbtypes.AttributeValue{
-				"id": &ddbtypes.AttributeValueMemberS{Value: poisonID}, "instance_id": &ddbtypes.AttributeValueMemberS{Value: id},
-				"op": &ddbtypes.AttributeValueMemberS{Value: "create"}, "state": &ddbtypes.AttributeValueMemberS{Value: "pending"},
-				"created_key": &ddbtypes.AttributeValueMemberS{Value: "0"},
-			}}})
-		}
+	for range 6 {
 		item := map[string]ddbtypes.AttributeValue{}
 		for k, v := range real {
 			item[k] = v
@@ -112,9 +110,9 @@ func TestPoisonStreamRecord(t *testing.T) {
 		cid := container.NewID()
 		item["id"] = &ddbtypes.AttributeValueMemberS{Value: cid}
 		copies = append(copies, cid)
-		writes = append(writes, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}})
+		writes = append(writes, ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(outbox), Item: item}})
 	}
-	if _, err := st.ddb.BatchWriteItem(t.Context(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]ddbtypes.WriteRequest{outbox: writes}}); err != nil {
+	if _, err := st.ddb.TransactWriteItems(t.Context(), &dynamodb.TransactWriteItemsInput{TransactItems: writes}); err != nil {
 		t.Fatal(err)
 	}
 
