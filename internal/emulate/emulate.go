@@ -418,6 +418,9 @@ func functionEnv(f *samtemplate.Function, env, containerEnv map[string]string, c
 			vars[k] = cv
 		}
 	}
+	// Secrets Manager is not emulated: BERTH_CONFIG stands for the runtime
+	// configuration secret.
+	delete(vars, lambdaenv.ConfigSecretVar)
 	for k, v := range map[string]string{
 		"PATH": env["PATH"], "HOME": env["HOME"], "TZ": ":UTC",
 		"AWS_REGION": region, "AWS_DEFAULT_REGION": region,

@@ -19,7 +19,7 @@ import (
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/emulate"
-	"github.com/berth-io/berth/internal/outbox/streamtest"
+	"github.com/berth-io/berth/internal/lambdastream/streamtest"
 	"github.com/berth-io/berth/internal/samtemplate"
 	"github.com/berth-io/berth/internal/testenv"
 )
