@@ -152,23 +152,16 @@ func Run(ctx context.Context, o Options) (err error) {
 		{name: "dynamodb-local", script: filepath.Join(root, "scripts/testenv/dynamodb-local.sh"), envVar: "AWS_ENDPOINT_URL_DYNAMODB"},
 		{name: "sqs", script: filepath.Join(root, "scripts/testenv/sqs.sh"), envVar: "AWS_ENDPOINT_URL_SQS"},
 	}
-	var upErr error
+	// Each service writes only its own result; env is updated after all.
+	endpoints := make([]string, len(services))
+	errs := make([]error, len(services))
 	var upWG sync.WaitGroup
-	var envMu sync.Mutex
-	for _, s := range services {
+	for i, s := range services {
+		local := map[string]string{s.envVar: env[s.envVar]}
 		upWG.Go(func() {
-			local := map[string]string{s.envVar: env[s.envVar]}
-			if _, err := s.up(ctx, local, o.StateDir, o.FunctionOutput); err != nil {
-				envMu.Lock()
-				upErr = errors.Join(upErr, err)
-				envMu.Unlock()
-				return
-			}
-			envMu.Lock()
-			env[s.envVar] = local[s.envVar]
-			envMu.Unlock()
-			if s.state != "" {
-				log.Info("service started", "service", s.name, s.envVar, local[s.envVar], "pid", s.pid())
+			endpoints[i], errs[i] = s.up(ctx, local, o.StateDir, o.FunctionOutput)
+			if errs[i] == nil && s.state != "" {
+				log.Info("service started", "service", s.name, s.envVar, endpoints[i], "pid", s.pid())
 			}
 		})
 	}
@@ -180,8 +173,11 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 		}
 	}()
-	if upErr != nil {
-		return upErr
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i, s := range services {
+		env[s.envVar] = endpoints[i]
 	}
 	awsCfg := aws.Config{Region: tplOpts.Region, Credentials: credentials.NewStaticCredentialsProvider("berth", "emulate", "")}
 	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -298,6 +299,9 @@ func (inst *instance) stop() {
 		return
 	}
 	pgid := inst.cmd.Process.Pid
+	// The RIE runs the bootstrap in a process group of its own: the
+	// bootstrap is ended by its PID once the RIE is gone.
+	children := Descendants(pgid)
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
 	case <-inst.done:
@@ -305,6 +309,29 @@ func (inst *instance) stop() {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-inst.done
 	}
+	for _, pid := range children {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// Descendants returns the processes started under pid, children first
+// (from Linux's /proc/<pid>/task/<tid>/children).
+func Descendants(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+				out = append(out, Descendants(c)...)
+			}
+		}
+	}
+	return out
 }
 
 // Stop ends every instance the function started.
