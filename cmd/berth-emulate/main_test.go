@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-io/berth/internal/emulate"
 	"github.com/berth-io/berth/internal/testenv"
 )
 
@@ -22,7 +23,7 @@ import (
 // own DynamoDB Local and SQS emulator with the project's scripts: it
 // prints "API on http://<EMULATE_ADDR>", answers there, logs one line per
 // invocation, and on SIGTERM stops every process it started (the
-// services, each RIE and its bootstrap) before it exits 0.
+// services, each RIE and the bootstrap under it) before it exits 0.
 func TestServeAndStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the whole stack; skipped with -short")
@@ -99,6 +100,21 @@ func TestServeAndStop(t *testing.T) {
 		t.Fatalf("GET /api/containers: %d", resp.StatusCode)
 	}
 
+	// The bootstraps the RIEs run, while they run.
+	var bootstraps []int
+	for _, l := range strings.Split(logs.String(), "\n") {
+		var rec struct {
+			Msg string
+			PID int
+		}
+		if json.Unmarshal([]byte(l), &rec) == nil && rec.Msg == "function instance started" {
+			bootstraps = append(bootstraps, emulate.Descendants(rec.PID)...)
+		}
+	}
+	if len(bootstraps) == 0 {
+		t.Error("no bootstrap process under the API function's RIE")
+	}
+
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +158,7 @@ func TestServeAndStop(t *testing.T) {
 	if invokes == 0 {
 		t.Error("no invocation line")
 	}
-	for _, pid := range pids {
+	for _, pid := range append(pids, bootstraps...) {
 		if alive(pid) {
 			t.Errorf("PID %d still runs after the emulator stopped", pid)
 		}
