@@ -282,6 +282,9 @@ func (s *server) run(ctx context.Context) error {
 			s.log.Debug("loop stopped", "loop", name)
 		}()
 	}
+	if err := s.recoverGroups(ctx); err != nil {
+		return err
+	}
 	if err := s.recoverQueues(ctx); err != nil {
 		return err
 	}
@@ -338,6 +341,25 @@ func (s *server) recoverQueues(ctx context.Context) error {
 		s.log.Info("resuming unfinished operations from the last run", "items", n)
 	}
 	s.watcher.Notify()
+	return nil
+}
+
+// recoverGroups applies container.recover_running_dag_on_start: when true
+// the groups that were unfinished are resumed like everything else (their
+// queued work is sent again, their running members watched); when false
+// their members that were mid-operation are failed, with
+// dag_node_cleanup_on_failed, before anything is dispatched again.
+func (s *server) recoverGroups(ctx context.Context) error {
+	if s.cfg.Container.RecoverRunningDAGOnStart {
+		return nil
+	}
+	n, err := s.manager.InterruptGroups(ctx)
+	if err != nil {
+		return fmt.Errorf("failing interrupted group members: %w", err)
+	}
+	if n > 0 {
+		s.log.Warn("group members interrupted by the restart were failed (recover_running_dag_on_start is false)", "members", n)
+	}
 	return nil
 }
 

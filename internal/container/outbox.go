@@ -13,14 +13,29 @@ const (
 	OpDelete Op = "delete"
 )
 
-// Valid reports whether op is one of the four operations.
+// The group cleanup operations: a group policy (stop or delete) applied to
+// one member. They are written in the same transaction as what asked for
+// them (the member's exit, a group finish or reset), and the worker turns
+// each into the member's stop or delete request once the member is not in
+// the middle of another operation, so a policy survives a crash and is
+// applied once.
+const (
+	OpCleanupStop   Op = "cleanup_stop"
+	OpCleanupDelete Op = "cleanup_delete"
+)
+
+// Valid reports whether op is one of the four operations or a cleanup.
 func (op Op) Valid() bool {
 	switch op {
-	case OpCreate, OpStart, OpStop, OpDelete:
+	case OpCreate, OpStart, OpStop, OpDelete, OpCleanupStop, OpCleanupDelete:
 		return true
 	}
 	return false
 }
+
+// Cleanup reports whether op applies a group policy rather than a user's
+// request: its failure never fails the member.
+func (op Op) Cleanup() bool { return op == OpCleanupStop || op == OpCleanupDelete }
 
 // OutboxState is where an outbox item is in its delivery.
 type OutboxState string
