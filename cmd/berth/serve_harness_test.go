@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 const (
 	adminToken = "test-admin-token"
 	aliceToken = "test-alice-token"
+	bobToken   = "test-bob-token"
 )
 
 // serveEnv is one test's berth: its config, data dir, scope and engine.
@@ -68,6 +69,8 @@ type serveOptions struct {
 	noTokens bool
 	// extra is appended to config.yml (whole top-level sections).
 	extra string
+	// containerKeys are more `container:` lines ("key: value\n" each).
+	containerKeys string
 }
 
 func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
@@ -96,14 +99,14 @@ func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
   reconcile_every: %s
   outbox_sweep_after: 2s
   refresh_image_status_on_start: true
-%s
+%s%s
 docker:
   scope: %s
   hosts:
     - name: local
       endpoint: %s
       network_mode: none
-`, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, authSection(o.noTokens), e.scope, endpoint)
+`, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, indent(o.containerKeys), authSection(o.noTokens), e.scope, endpoint)
 	if o.downHost {
 		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"
 	}
@@ -136,7 +139,7 @@ func authSection(none bool) string {
 	if none {
 		return "auth: {}"
 	}
-	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice}", adminToken, aliceToken)
+	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice}\n    %s: {user: bob}", adminToken, aliceToken, bobToken)
 }
 
 // start runs `berth serve` and waits until it answers /readyz.
@@ -305,4 +308,15 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// indent puts each line of keys under the container section.
+func indent(keys string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(keys), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	return b.String()
 }
