@@ -63,9 +63,9 @@ func (e *serveEnv) noContainerOf(id string) bool {
 	return true
 }
 
-func (e *serveEnv) groupResult(r apiResp) manager.GroupResult {
+func (e *serveEnv) groupResult(r apiResp) container.GroupResult {
 	e.t.Helper()
-	var res manager.GroupResult
+	var res container.GroupResult
 	if err := json.Unmarshal(r.body, &res); err != nil {
 		e.t.Fatalf("decoding group result: %v: %s", err, r.body)
 	}
@@ -105,7 +105,7 @@ func TestServeGroups(t *testing.T) {
 	}
 
 	// The group view, owner-scoped.
-	var g manager.GroupView
+	var g container.Group
 	if err := json.Unmarshal(e.must(e.call("GET", "/api/groups/run-1", aliceToken, nil), 200).body, &g); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestServeGroups(t *testing.T) {
 	e.must(e.call("GET", "/api/groups/run-1", adminToken, nil), http.StatusNotFound)
 	e.must(e.call("GET", "/api/groups/run-1?owner=alice", adminToken, nil), http.StatusOK)
 	e.must(e.call("GET", "/api/groups/run-1?owner=alice", bobToken, nil), http.StatusBadRequest)
-	var list struct{ Items []manager.GroupSummary }
+	var list struct{ Items []container.GroupSummary }
 	if err := json.Unmarshal(e.must(e.call("GET", "/api/groups", bobToken, nil), 200).body, &list); err != nil || len(list.Items) != 0 {
 		t.Fatalf("bob's groups: %+v %v", list, err)
 	}
@@ -151,7 +151,7 @@ func testFinishOrReset(t *testing.T, e *serveEnv, group string, call func() apiR
 	res := e.groupResult(e.must(call(), http.StatusAccepted))
 	queued := map[string]bool{}
 	for _, m := range res.Members {
-		if m.Action == manager.ActionDeleteRequested {
+		if m.Action == container.ActionDeleteRequested {
 			queued[m.ID] = true
 		}
 	}

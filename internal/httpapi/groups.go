@@ -3,8 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/identity"
-	"github.com/berth-io/berth/internal/manager"
 )
 
 // groupOwnerParam is the owner= query parameter: admins may name another
@@ -36,7 +36,7 @@ func (h *handler) listGroups(w http.ResponseWriter, r *http.Request, c identity.
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, listBody[manager.GroupSummary]{Items: items, NextCursor: encodeCursor(next, scope)})
+	writeJSON(w, http.StatusOK, listBody[container.GroupSummary]{Items: items, NextCursor: encodeCursor(next, scope)})
 	return nil
 }
 

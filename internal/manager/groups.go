@@ -24,47 +24,6 @@ const (
 	OutcomeCancelled = "cancelled"
 )
 
-// GroupSummary is one group in a listing: its members counted by status.
-type GroupSummary struct {
-	Group  string             `json:"group"`
-	Owner  string             `json:"owner"`
-	Total  int                `json:"total"`
-	Counts map[fsm.Status]int `json:"counts"`
-}
-
-// GroupView is one group with its members, oldest first.
-type GroupView struct {
-	GroupSummary
-	Members []container.Instance `json:"members"`
-}
-
-// MemberAction is what a finish or reset did to one member.
-type MemberAction struct {
-	ID     string     `json:"id"`
-	Name   string     `json:"name"`
-	Status fsm.Status `json:"status"` // before the action
-	Action string     `json:"action"`
-}
-
-// Member actions.
-const (
-	ActionCleanupRequested = "cleanup_requested" // the policy's stop/delete follows through the outbox
-	ActionDeleteRequested  = "delete_requested"  // a queued member: deleted before it is created
-	ActionCancelled        = "cancelled"         // a queued member: failed, never created
-	ActionAlreadyDeleting  = "already_deleting"
-	ActionAlreadyStopped   = "already_stopped"
-	ActionNone             = "none" // policy none
-)
-
-// GroupResult is the answer to a finish or reset.
-type GroupResult struct {
-	Group   string         `json:"group"`
-	Owner   string         `json:"owner"`
-	Outcome string         `json:"outcome,omitempty"`
-	Policy  string         `json:"policy"`
-	Members []MemberAction `json:"members"`
-}
-
 // groupOwner is whose group a caller addresses: their own, or for an admin
 // the owner they name.
 func groupOwner(c identity.Caller, owner string) string {
@@ -91,8 +50,8 @@ func (m *Manager) members(ctx context.Context, owner, group string) ([]container
 	}
 }
 
-func summarize(owner, group string, members []container.Instance) GroupSummary {
-	s := GroupSummary{Group: group, Owner: owner, Total: len(members), Counts: map[fsm.Status]int{}}
+func summarize(owner, group string, members []container.Instance) container.GroupSummary {
+	s := container.GroupSummary{Group: group, Owner: owner, Total: len(members), Counts: map[fsm.Status]int{}}
 	for _, in := range members {
 		s.Counts[in.Status]++
 	}
@@ -102,7 +61,7 @@ func summarize(owner, group string, members []container.Instance) GroupSummary {
 // ListGroups returns the caller's groups (an admin may name another owner)
 // in name order, limit (1-100, 0 means 50) at a time after the group named
 // after. It reads every instance of the owner once per call.
-func (m *Manager) ListGroups(ctx context.Context, c identity.Caller, owner, after string, limit int) (items []GroupSummary, next string, err error) {
+func (m *Manager) ListGroups(ctx context.Context, c identity.Caller, owner, after string, limit int) (items []container.GroupSummary, next string, err error) {
 	if limit < 0 || limit > 100 {
 		return nil, "", &ValidationError{Fields: []FieldError{{Field: "limit", Message: "must be 1-100"}}}
 	}
@@ -135,7 +94,7 @@ func (m *Manager) ListGroups(ctx context.Context, c identity.Caller, owner, afte
 	if len(names) > limit {
 		names, next = names[:limit], names[limit-1]
 	}
-	items = make([]GroupSummary, 0, len(names))
+	items = make([]container.GroupSummary, 0, len(names))
 	for _, g := range names {
 		items = append(items, summarize(owner, g, byGroup[g]))
 	}
@@ -144,19 +103,19 @@ func (m *Manager) ListGroups(ctx context.Context, c identity.Caller, owner, afte
 
 // GetGroup returns a group of the caller's (an admin may name another
 // owner) with its members; a group without members is ErrNotFound.
-func (m *Manager) GetGroup(ctx context.Context, c identity.Caller, owner, group string) (GroupView, error) {
+func (m *Manager) GetGroup(ctx context.Context, c identity.Caller, owner, group string) (container.Group, error) {
 	owner = groupOwner(c, owner)
 	if !validGroupName(group) {
-		return GroupView{}, fmt.Errorf("group %.64q: %w", group, ErrNotFound)
+		return container.Group{}, fmt.Errorf("group %.64q: %w", group, ErrNotFound)
 	}
 	members, err := m.members(ctx, owner, group)
 	if err != nil {
-		return GroupView{}, err
+		return container.Group{}, err
 	}
 	if len(members) == 0 {
-		return GroupView{}, fmt.Errorf("group %s has no containers: %w", group, ErrNotFound)
+		return container.Group{}, fmt.Errorf("group %s has no containers: %w", group, ErrNotFound)
 	}
-	return GroupView{GroupSummary: summarize(owner, group, members), Members: members}, nil
+	return container.Group{GroupSummary: summarize(owner, group, members), Members: members}, nil
 }
 
 func validGroupName(g string) bool {
@@ -171,7 +130,7 @@ func validGroupName(g string) bool {
 // delete, failed with a reason otherwise. Every other member gets a
 // cleanup item written with it, which the workers carry out once the member
 // is not in the middle of another operation.
-func (m *Manager) FinishGroup(ctx context.Context, c identity.Caller, owner, group, outcome, requestID string) (GroupResult, error) {
+func (m *Manager) FinishGroup(ctx context.Context, c identity.Caller, owner, group, outcome, requestID string) (container.GroupResult, error) {
 	var f fields
 	switch outcome {
 	case OutcomeSucceeded, OutcomeFailed, OutcomeCancelled:
@@ -181,7 +140,7 @@ func (m *Manager) FinishGroup(ctx context.Context, c identity.Caller, owner, gro
 		f.add("outcome", "must be succeeded, failed or cancelled")
 	}
 	if err := f.err(); err != nil {
-		return GroupResult{}, err
+		return container.GroupResult{}, err
 	}
 	policy := m.groups.OnFinished
 	if policy == "" {
@@ -197,17 +156,17 @@ func (m *Manager) FinishGroup(ctx context.Context, c identity.Caller, owner, gro
 // the group is started again; ErrResetDisabled when
 // cleanup_dag_node_containers_before_start is false. A group without
 // members is reset already.
-func (m *Manager) ResetGroup(ctx context.Context, c identity.Caller, owner, group, requestID string) (GroupResult, error) {
+func (m *Manager) ResetGroup(ctx context.Context, c identity.Caller, owner, group, requestID string) (container.GroupResult, error) {
 	if !m.groups.ResetAllowed {
-		return GroupResult{}, ErrResetDisabled
+		return container.GroupResult{}, ErrResetDisabled
 	}
 	why := fmt.Sprintf("group %s reset: cleanup_dag_node_containers_before_start", group)
 	return m.applyToGroup(ctx, c, owner, group, config.CleanupDelete, why, requestID)
 }
 
-func (m *Manager) applyToGroup(ctx context.Context, c identity.Caller, owner, group string, policy config.CleanupPolicy, why, requestID string) (GroupResult, error) {
+func (m *Manager) applyToGroup(ctx context.Context, c identity.Caller, owner, group string, policy config.CleanupPolicy, why, requestID string) (container.GroupResult, error) {
 	owner = groupOwner(c, owner)
-	res := GroupResult{Group: group, Owner: owner, Policy: string(policy), Members: []MemberAction{}}
+	res := container.GroupResult{Group: group, Owner: owner, Policy: string(policy), Members: []container.MemberAction{}}
 	if !validGroupName(group) {
 		return res, fmt.Errorf("group %.64q: %w", group, ErrNotFound)
 	}
@@ -231,15 +190,15 @@ func (m *Manager) applyToGroup(ctx context.Context, c identity.Caller, owner, gr
 
 // applyToMember writes one member's part of a finish or reset as one
 // conditional write, re-reading on conflicts with the workers.
-func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in container.Instance, policy config.CleanupPolicy, why, requestID string) (MemberAction, error) {
+func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in container.Instance, policy config.CleanupPolicy, why, requestID string) (container.MemberAction, error) {
 	for attempt := 0; ; attempt++ {
-		act := MemberAction{ID: in.ID, Name: in.Name, Status: in.Status}
+		act := container.MemberAction{ID: in.ID, Name: in.Name, Status: in.Status}
 		now := m.now().UTC()
 		p := store.TransitionParams{ID: in.ID, ExpectVersion: in.Version, From: in.Status, To: in.Status}
 		op, hasOp := cleanupOp(policy)
 		switch {
 		case in.Status == fsm.DeletePending || in.Status == fsm.Deleting:
-			act.Action = ActionAlreadyDeleting
+			act.Action = container.ActionAlreadyDeleting
 			return act, nil
 		case in.Status == fsm.Pending && policy == config.CleanupDelete:
 			// Queued: its create item is already out; delete_pending makes
@@ -248,35 +207,35 @@ func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in conta
 			p.To, p.Outbox = fsm.DeletePending, &item
 			p.Update = func(i *container.Instance) { i.StatusReason = why }
 			p.Event = &container.Event{Type: container.EventDeleteRequested, From: in.Status, To: fsm.DeletePending, At: now, Message: why, Actor: c.User}
-			act.Action = ActionDeleteRequested
+			act.Action = container.ActionDeleteRequested
 		case in.Status == fsm.Pending:
 			reason := "cancelled before it was created: " + why
 			p.To = fsm.Failed
 			p.Update = func(i *container.Instance) { i.StatusReason, i.FinishedAt = reason, &now }
 			p.Event = &container.Event{Type: container.EventCancelled, From: in.Status, To: fsm.Failed, At: now, Message: reason, Actor: c.User}
-			act.Action = ActionCancelled
+			act.Action = container.ActionCancelled
 		case !hasOp:
-			act.Action = ActionNone
+			act.Action = container.ActionNone
 			return act, nil
 		case in.Status == fsm.Stopped && op == container.OpCleanupStop:
-			act.Action = ActionAlreadyStopped
+			act.Action = container.ActionAlreadyStopped
 			return act, nil
 		default:
 			item := m.cleanupItem(ctx, in, op, requestID)
 			p.Outbox = &item
 			p.Event = &container.Event{Type: container.EventCleanupRequested, From: in.Status, To: in.Status, At: now, Message: why, Actor: c.User}
-			act.Action = ActionCleanupRequested
+			act.Action = container.ActionCleanupRequested
 		}
 		_, err := m.store.Transition(ctx, p)
 		switch {
 		case err == nil:
 			return act, nil
 		case errors.Is(err, store.ErrNotFound):
-			act.Action = ActionAlreadyDeleting
+			act.Action = container.ActionAlreadyDeleting
 			return act, nil
 		case errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries:
 			if in, err = m.store.GetInstance(ctx, in.ID); errors.Is(err, store.ErrNotFound) {
-				return MemberAction{ID: act.ID, Name: act.Name, Status: act.Status, Action: ActionAlreadyDeleting}, nil
+				return container.MemberAction{ID: act.ID, Name: act.Name, Status: act.Status, Action: container.ActionAlreadyDeleting}, nil
 			} else if err != nil {
 				return act, err
 			}

@@ -235,7 +235,7 @@ func finishSetup(r *rig) (running container.Instance, queued []container.Instanc
 	return running, []container.Instance{r.member("sleeper", "dag"), r.member("sleeper", "dag")}
 }
 
-func actions(res manager.GroupResult) map[string]string {
+func actions(res container.GroupResult) map[string]string {
 	out := map[string]string{}
 	for _, m := range res.Members {
 		out[m.ID] = m.Action
@@ -262,7 +262,7 @@ func testFinishDelete(t *testing.T, r *rig) {
 		t.Fatal(err)
 	}
 	acts := actions(res)
-	if acts[running.ID] != manager.ActionCleanupRequested || acts[queued[0].ID] != manager.ActionDeleteRequested || acts[queued[1].ID] != manager.ActionDeleteRequested {
+	if acts[running.ID] != container.ActionCleanupRequested || acts[queued[0].ID] != container.ActionDeleteRequested || acts[queued[1].ID] != container.ActionDeleteRequested {
 		t.Fatalf("actions: %+v", res)
 	}
 	for _, q := range queued {
@@ -290,7 +290,7 @@ func testFinishStop(t *testing.T, r *rig) {
 		t.Fatal(err)
 	}
 	acts := actions(res)
-	if acts[running.ID] != manager.ActionCleanupRequested || acts[queued[0].ID] != manager.ActionCancelled {
+	if acts[running.ID] != container.ActionCleanupRequested || acts[queued[0].ID] != container.ActionCancelled {
 		t.Fatalf("actions: %+v", res)
 	}
 	for _, q := range queued {
@@ -321,7 +321,7 @@ func testFinishNone(t *testing.T, r *rig) {
 		t.Fatal(err)
 	}
 	acts := actions(res)
-	if acts[running.ID] != manager.ActionNone || acts[queued[1].ID] != manager.ActionCancelled {
+	if acts[running.ID] != container.ActionNone || acts[queued[1].ID] != container.ActionCancelled {
 		t.Fatalf("actions: %+v", res)
 	}
 	r.wantStatus(running.ID, fsm.Running)
