@@ -20,6 +20,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/imagestatus"
 	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
@@ -388,19 +389,14 @@ func (s *server) purgeLoop(ctx context.Context) {
 	}
 }
 
+// checkImages refreshes every template's stored image status
+// (refresh_image_status_on_start), logs what will fail, and keeps the
+// result for /healthz.
 func (s *server) checkImages(ctx context.Context) {
-	tpls, err := s.store.ListTemplates(ctx)
+	statuses, err := imagestatus.Refresh(ctx, s.manager.Store(), s.docker, time.Now())
 	if err != nil {
-		s.log.Warn("image check: listing templates", "error", err)
-		return
+		s.log.Warn("image check", "error", err)
 	}
-	var dockerTpls []container.Template
-	for _, t := range tpls {
-		if t.Runtime == container.RuntimeDocker {
-			dockerTpls = append(dockerTpls, t)
-		}
-	}
-	statuses := s.docker.CheckImages(ctx, dockerTpls)
 	for _, st := range statuses {
 		level := slog.LevelInfo
 		if st.WillFail() {

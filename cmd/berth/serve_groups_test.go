@@ -265,3 +265,59 @@ func countBefore(evs []container.Event, typ string) int {
 	}
 	return 0
 }
+
+// TestServeImageStatus: with refresh_image_status_on_start true, the image
+// of every template is looked up on each host at start and shown on GET
+// /api/templates/{name} (present, missing); with false nothing is looked up.
+func TestServeImageStatus(t *testing.T) {
+	for _, refresh := range []bool{true, false} {
+		t.Run(map[bool]string{true: "refresh_image_status_on_start=true", false: "refresh_image_status_on_start=false"}[refresh], func(t *testing.T) {
+			e := newServeEnv(t, serveOptions{noImageRefresh: !refresh})
+			e.start()
+			e.putTemplates()
+			e.must(e.call("PUT", "/api/templates/ghost", adminToken, container.Template{Runtime: "docker", Image: "berth-test/absent:1",
+				PullPolicy: container.PullNever, Command: []string{"true"}}), http.StatusCreated)
+			// The templates exist now: the next start checks them.
+			e.stop()
+			started := time.Now()
+			e.start()
+			get := func(name string) container.Template {
+				var tpl container.Template
+				if err := json.Unmarshal(e.must(e.call("GET", "/api/templates/"+name, aliceToken, nil), 200).body, &tpl); err != nil {
+					t.Fatal(err)
+				}
+				return tpl
+			}
+			if !refresh {
+				var health map[string]any
+				if err := json.Unmarshal(e.must(e.call("GET", "/healthz", aliceToken, nil), 200).body, &health); err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := health["images"]; ok {
+					t.Fatalf("images were checked: %v", health["images"])
+				}
+				if st := get("sleeper").ImageStatus; len(st) != 0 {
+					t.Fatalf("image status without a refresh: %+v", st)
+				}
+				e.stop()
+				return
+			}
+			e.until("image status stored", time.Minute, func() bool { return len(get("ghost").ImageStatus) > 0 })
+			for name, want := range map[string]string{"sleeper": container.ImagePresent, "ghost": container.ImageMissing} {
+				st := get(name).ImageStatus
+				if len(st) != 1 || st[0].Host != "local" || st[0].Status != want || st[0].CheckedAt.Before(started.Add(-time.Second)) {
+					t.Fatalf("%s: image status %+v, want one %s on local", name, st, want)
+				}
+			}
+			// A PUT makes the template's image unchecked again.
+			tpl := get("sleeper")
+			tpl.Description = "changed"
+			tpl.ImageStatus = nil
+			var put container.Template
+			if err := json.Unmarshal(e.must(e.call("PUT", "/api/templates/sleeper", adminToken, tpl), 200).body, &put); err != nil || len(put.ImageStatus) != 0 {
+				t.Fatalf("put: %+v %v", put, err)
+			}
+			e.stop()
+		})
+	}
+}

@@ -71,6 +71,8 @@ type serveOptions struct {
 	extra string
 	// containerKeys are more `container:` lines ("key: value\n" each).
 	containerKeys string
+	// noImageRefresh sets refresh_image_status_on_start to false.
+	noImageRefresh bool
 }
 
 func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
@@ -98,7 +100,7 @@ func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
   orphan_grace: %s
   reconcile_every: %s
   outbox_sweep_after: 2s
-  refresh_image_status_on_start: true
+  refresh_image_status_on_start: %t
 %s%s
 docker:
   scope: %s
@@ -106,7 +108,7 @@ docker:
     - name: local
       endpoint: %s
       network_mode: none
-`, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, indent(o.containerKeys), authSection(o.noTokens), e.scope, endpoint)
+`, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, !o.noImageRefresh, indent(o.containerKeys), authSection(o.noTokens), e.scope, endpoint)
 	if o.downHost {
 		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"
 	}
