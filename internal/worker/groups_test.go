@@ -52,6 +52,10 @@ func TestGroupPolicies(t *testing.T) {
 			t.Parallel()
 			testReset(t, b)
 		})
+		t.Run("dag_node_cleanup_on_failed after the last attempt", func(t *testing.T) {
+			t.Parallel()
+			testFailedAfterAttempts(t, newRigWith(t, b, 0, manager.GroupPolicies{OnFailed: config.CleanupDelete}))
+		})
 		t.Run("recover_running_dag_on_start=false", func(t *testing.T) {
 			t.Parallel()
 			testInterrupt(t, newRigWith(t, b, 0, manager.GroupPolicies{OnFailed: config.CleanupDelete}))
@@ -382,4 +386,25 @@ func testInterrupt(t *testing.T, r *rig) {
 	r.gone(queued.ID)
 	r.wantStatus(running.ID, fsm.Running)
 	r.wantStatus(loner.ID, fsm.Pending)
+}
+
+// testFailedAfterAttempts: a member failed by its worker (the runtime
+// refused every attempt) gets dag_node_cleanup_on_failed, and a failing
+// cleanup never fails anything itself.
+func testFailedAfterAttempts(t *testing.T, r *rig) {
+	ctx := context.Background()
+	member := r.member("sleeper", "dag")
+	it := r.item(member.ID, container.OpCreate)
+	r.rt.alwaysFail.Store(true)
+	for attempt := 1; attempt <= 5; attempt++ {
+		r.w.Process(ctx, delivery(t, it, attempt))
+	}
+	f := r.wantStatus(member.ID, fsm.Failed)
+	if !strings.Contains(f.StatusReason, "5 attempts") || !strings.Contains(f.StatusReason, "dag_node_cleanup_on_failed=delete") {
+		t.Fatalf("reason: %q", f.StatusReason)
+	}
+	r.rt.alwaysFail.Store(false)
+	r.mustRun(member.ID, container.OpCleanupDelete, "done")
+	r.mustRun(member.ID, container.OpDelete, "done")
+	r.gone(member.ID)
 }
