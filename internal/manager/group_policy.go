@@ -37,7 +37,7 @@ func GroupPoliciesFrom(c config.Container) GroupPolicies {
 	}
 }
 
-// cleanupOp is the outbox operation that applies policy p; ok=false for
+// cleanupOp is the node-policy operation that applies p; ok=false for
 // none (and for an unset policy).
 func cleanupOp(p config.CleanupPolicy) (container.Op, bool) {
 	switch p {
@@ -45,6 +45,17 @@ func cleanupOp(p config.CleanupPolicy) (container.Op, bool) {
 		return container.OpCleanupStop, true
 	case config.CleanupDelete:
 		return container.OpCleanupDelete, true
+	}
+	return "", false
+}
+
+// groupOp is the group-policy operation (finish, reset) that applies p.
+func groupOp(p config.CleanupPolicy) (container.Op, bool) {
+	switch p {
+	case config.CleanupStop:
+		return container.OpGroupStop, true
+	case config.CleanupDelete:
+		return container.OpGroupDelete, true
 	}
 	return "", false
 }

@@ -195,7 +195,7 @@ func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in conta
 		act := container.MemberAction{ID: in.ID, Name: in.Name, Status: in.Status}
 		now := m.now().UTC()
 		p := store.TransitionParams{ID: in.ID, ExpectVersion: in.Version, From: in.Status, To: in.Status}
-		op, hasOp := cleanupOp(policy)
+		op, hasOp := groupOp(policy)
 		switch {
 		case in.Status == fsm.DeletePending || in.Status == fsm.Deleting:
 			act.Action = container.ActionAlreadyDeleting
@@ -217,7 +217,7 @@ func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in conta
 		case !hasOp:
 			act.Action = container.ActionNone
 			return act, nil
-		case in.Status == fsm.Stopped && op == container.OpCleanupStop:
+		case in.Status == fsm.Stopped && op == container.OpGroupStop:
 			act.Action = container.ActionAlreadyStopped
 			return act, nil
 		default:

@@ -18,25 +18,31 @@ import (
 type cleanupStep int
 
 const (
-	stepNothing cleanupStep = iota // already where the policy leads
-	stepWait                       // in the middle of an operation: wait for it to settle
-	stepStop                       // request a stop (stop_pending + stop item)
-	stepDelete                     // request a delete (delete_pending + delete item)
-	stepCancel                     // never created: cancel (failed), nothing will run
-	stepHalt                       // failed: make sure its container is not running
+	stepNothing   cleanupStep = iota // already where the policy leads
+	stepWait                         // in the middle of an operation: wait for it to settle
+	stepStop                         // request a stop (stop_pending + stop item)
+	stepDelete                       // request a delete (delete_pending + delete item)
+	stepCancel                       // never created: cancel (failed), nothing will run
+	stepHalt                         // failed: make sure its container is not running
+	stepRestarted                    // a node policy whose member was started again since
 )
 
-// cleanupStepFor decides a policy's step for a member's status. A member
-// being created or started is waited for (its worker holds it), so that a
-// policy never races the operation in flight.
+// cleanupStepFor decides a policy's step for a member's status. A node
+// policy was written with the member's exit or failure: if the member is
+// no longer stopped or failed it was started again since, and the policy
+// belongs to a run that is over (its next exit writes a policy of its own).
+// For a group policy, a member being created or started is waited for (its
+// worker holds it), so that a policy never races the operation in flight.
 func cleanupStepFor(op container.Op, s fsm.Status) cleanupStep {
-	switch s {
-	case fsm.DeletePending, fsm.Deleting:
+	switch {
+	case s == fsm.DeletePending || s == fsm.Deleting:
 		return stepNothing
-	case fsm.Creating, fsm.StartPending, fsm.Starting:
+	case op.NodePolicy() && !s.Terminal():
+		return stepRestarted
+	case s == fsm.Creating || s == fsm.StartPending || s == fsm.Starting:
 		return stepWait
 	}
-	if op == container.OpCleanupDelete {
+	if op.Deletes() {
 		return stepDelete
 	}
 	switch s {
@@ -50,7 +56,7 @@ func cleanupStepFor(op container.Op, s fsm.Status) cleanupStep {
 	return stepNothing // stop_pending, stopping, stopped
 }
 
-// cleanup applies a group policy (cleanup_stop, cleanup_delete) to one
+// cleanup applies a node or group policy (cleanup_*, group_*) to one
 // member. The stop or delete request it makes is written in the same
 // transaction that marks the cleanup item done, so a redelivery, or a crash
 // at any point, leads to one request, never two.
@@ -69,6 +75,8 @@ func (w *Worker) cleanup(ctx context.Context, log *slog.Logger, msg outbox.Messa
 		switch step {
 		case stepNothing:
 			return stale("member is %s: nothing left for %s", inst.Status, msg.Op)
+		case stepRestarted:
+			return stale("member is %s: started again since the exit %s followed", inst.Status, msg.Op)
 		case stepWait:
 			if !w.now().Before(deadline) {
 				return runtime.Errorf(runtime.ErrUnavailable, string(msg.Op), inst.ID, "", "member still %s after %s", inst.Status, w.timeout)

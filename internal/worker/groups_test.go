@@ -26,6 +26,10 @@ func TestGroupPolicies(t *testing.T) {
 			t.Parallel()
 			testSuccessDeleted(t, newRigWith(t, b, 0, manager.GroupPolicies{DeleteOnSuccess: true}))
 		})
+		t.Run("delete_container_on_node_success=true, member started again first", func(t *testing.T) {
+			t.Parallel()
+			testSuccessRestarted(t, newRigWith(t, b, 0, manager.GroupPolicies{DeleteOnSuccess: true}))
+		})
 		t.Run("delete_container_on_node_success=false", func(t *testing.T) {
 			t.Parallel()
 			testSuccessKept(t, newRigWith(t, b, 0, manager.GroupPolicies{DeleteOnSuccess: false, OnFailed: config.CleanupDelete}))
@@ -118,6 +122,20 @@ func (r *rig) mustRun(id string, op container.Op, want string) {
 	}
 }
 
+// settled is eventually with the instance's history in the failure.
+func (r *rig) settled(id string, want fsm.Status) container.Instance {
+	r.t.Helper()
+	inst, err := r.m.Wait(context.Background(), identity.Caller{User: "root", Admin: true}, id, want, 20*time.Second)
+	if err != nil {
+		var b strings.Builder
+		for _, e := range r.events(id) {
+			b.WriteString("\n  " + e.Type + " " + string(e.From) + "→" + string(e.To) + " " + e.At.Format(time.RFC3339Nano) + " " + e.Message)
+		}
+		r.t.Fatalf("waiting for %s to be %s: %v%s", id, want, err, b.String())
+	}
+	return inst
+}
+
 func (r *rig) gone(id string) {
 	r.t.Helper()
 	if _, err := r.store.GetInstance(context.Background(), id); !errors.Is(err, store.ErrNotFound) {
@@ -135,8 +153,8 @@ func testSuccessDeleted(t *testing.T, r *rig) {
 	member, loner := r.member("exit0", "dag"), r.member("exit0", "")
 	r.mustRun(member.ID, container.OpCreate, "done")
 	r.mustRun(loner.ID, container.OpCreate, "done")
-	r.eventually(member.ID, fsm.Stopped)
-	r.eventually(loner.ID, fsm.Stopped)
+	r.settled(member.ID, fsm.Stopped)
+	r.settled(loner.ID, fsm.Stopped)
 	if n := r.items(loner.ID, container.OpCleanupDelete); n != 0 {
 		t.Fatalf("an instance without a group got %d cleanup items", n)
 	}
@@ -180,7 +198,7 @@ func countUntil(evs []container.Event, typ string) int {
 func testSuccessKept(t *testing.T, r *rig) {
 	member := r.member("exit0", "dag")
 	r.mustRun(member.ID, container.OpCreate, "done")
-	s := r.eventually(member.ID, fsm.Stopped)
+	s := r.settled(member.ID, fsm.Stopped)
 	if s.ExitCode == nil || *s.ExitCode != 0 {
 		t.Fatalf("member: %+v", s)
 	}
@@ -195,8 +213,8 @@ func testFailedPolicy(t *testing.T, r *rig, p config.CleanupPolicy) {
 	member, loner := r.member("exit3", "dag"), r.member("exit3", "")
 	r.mustRun(member.ID, container.OpCreate, "done")
 	r.mustRun(loner.ID, container.OpCreate, "done")
-	f := r.eventually(member.ID, fsm.Failed)
-	r.eventually(loner.ID, fsm.Failed)
+	f := r.settled(member.ID, fsm.Failed)
+	r.settled(loner.ID, fsm.Failed)
 	if n := r.items(loner.ID, container.OpCleanupStop) + r.items(loner.ID, container.OpCleanupDelete); n != 0 {
 		t.Fatalf("an instance without a group got %d cleanup items", n)
 	}
@@ -275,7 +293,7 @@ func testFinishDelete(t *testing.T, r *rig) {
 		r.mustRun(q.ID, container.OpDelete, "done")
 		r.gone(q.ID)
 	}
-	r.mustRun(running.ID, container.OpCleanupDelete, "done")
+	r.mustRun(running.ID, container.OpGroupDelete, "done")
 	r.mustRun(running.ID, container.OpDelete, "done")
 	r.gone(running.ID)
 	if n := len(r.containers()); n != 0 {
@@ -304,7 +322,7 @@ func testFinishStop(t *testing.T, r *rig) {
 		}
 		r.mustRun(q.ID, container.OpCreate, "stale")
 	}
-	r.mustRun(running.ID, container.OpCleanupStop, "done")
+	r.mustRun(running.ID, container.OpGroupStop, "done")
 	r.wantStatus(running.ID, fsm.StopPending)
 	r.mustRun(running.ID, container.OpStop, "done")
 	r.wantStatus(running.ID, fsm.Stopped)
@@ -344,7 +362,7 @@ func testReset(t *testing.T, b teststores.Backend) {
 	running, queued := finishSetup(r)
 	failed := r.member("exit3", "dag")
 	r.mustRun(failed.ID, container.OpCreate, "done")
-	r.eventually(failed.ID, fsm.Failed)
+	r.settled(failed.ID, fsm.Failed)
 	other := r.member("sleeper", "other")
 	res, err := r.m.ResetGroup(ctx, alice, "", "dag", "req-reset")
 	if err != nil || len(res.Members) != 4 {
@@ -356,7 +374,7 @@ func testReset(t *testing.T, b teststores.Backend) {
 		r.gone(q.ID)
 	}
 	for _, m := range []container.Instance{running, failed} {
-		r.mustRun(m.ID, container.OpCleanupDelete, "done")
+		r.mustRun(m.ID, container.OpGroupDelete, "done")
 		r.mustRun(m.ID, container.OpDelete, "done")
 		r.gone(m.ID)
 	}
@@ -407,4 +425,26 @@ func testFailedAfterAttempts(t *testing.T, r *rig) {
 	r.mustRun(member.ID, container.OpCleanupDelete, "done")
 	r.mustRun(member.ID, container.OpDelete, "done")
 	r.gone(member.ID)
+}
+
+// testSuccessRestarted: a member started again before its node policy is
+// applied has begun another run: the old policy lets it be.
+func testSuccessRestarted(t *testing.T, r *rig) {
+	ctx := context.Background()
+	member := r.member("exit0", "dag")
+	r.mustRun(member.ID, container.OpCreate, "done")
+	r.settled(member.ID, fsm.Stopped)
+	items := r.itemsOf(member.ID, container.OpCleanupDelete)
+	if len(items) == 0 {
+		t.Fatal("no cleanup item after the exit")
+	}
+	if _, err := r.m.Start(ctx, alice, member.ID, nil, "req-again"); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if res := r.w.Process(ctx, delivery(t, it, 1)); !strings.Contains(res.Reason, "started again") {
+			t.Fatalf("cleanup of a restarted member: %+v", res)
+		}
+	}
+	r.wantStatus(member.ID, fsm.StartPending)
 }

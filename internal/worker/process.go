@@ -79,7 +79,7 @@ func (w *Worker) Process(ctx context.Context, d queue.Delivery) Result {
 		err = w.stop(ctx, log, msg)
 	case container.OpDelete:
 		err = w.delete(ctx, log, msg)
-	case container.OpCleanupStop, container.OpCleanupDelete:
+	case container.OpCleanupStop, container.OpCleanupDelete, container.OpGroupStop, container.OpGroupDelete:
 		err = w.cleanup(ctx, log, msg)
 	}
 	var st errStale
@@ -110,7 +110,7 @@ func opMetric(op container.Op) string {
 		return "StartDuration"
 	case container.OpStop:
 		return "StopDuration"
-	case container.OpCleanupStop, container.OpCleanupDelete:
+	case container.OpCleanupStop, container.OpCleanupDelete, container.OpGroupStop, container.OpGroupDelete:
 		return "CleanupDuration"
 	}
 	return "DeleteDuration"
