@@ -17,7 +17,6 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/berth-io/berth/internal/config"
-	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/imagestatus"
