@@ -95,9 +95,15 @@ func TestServeGroups(t *testing.T) {
 	// dag_node_cleanup_on_failed: stop → the failed member stays, its
 	// container stopped, and the history says so.
 	bad := e.member("bad", "run-1")
+	// (Not necessarily the last event: the runtime's own report of the
+	// start may come late and be recorded as rejected.)
 	e.until("failed member's cleanup", time.Minute, func() bool {
-		evs := e.events(bad.ID)
-		return evs[len(evs)-1].Type == container.EventStopped
+		for _, ev := range e.events(bad.ID) {
+			if ev.Type == container.EventStopped && ev.From == fsm.Failed && ev.To == fsm.Failed {
+				return true
+			}
+		}
+		return false
 	})
 	f := e.instance(e.must(e.call("GET", "/api/containers/"+bad.ID, aliceToken, nil), 200))
 	if f.Status != fsm.Failed || !strings.Contains(f.StatusReason, "dag_node_cleanup_on_failed=stop") {
@@ -302,7 +308,10 @@ func TestServeImageStatus(t *testing.T) {
 				e.stop()
 				return
 			}
-			e.until("image status stored", time.Minute, func() bool { return len(get("ghost").ImageStatus) > 0 })
+			// Each template's status is its own write: wait for all of them.
+			e.until("image status stored", time.Minute, func() bool {
+				return len(get("ghost").ImageStatus) > 0 && len(get("sleeper").ImageStatus) > 0
+			})
 			for name, want := range map[string]string{"sleeper": container.ImagePresent, "ghost": container.ImageMissing} {
 				st := get(name).ImageStatus
 				if len(st) != 1 || st[0].Host != "local" || st[0].Status != want || st[0].CheckedAt.Before(started.Add(-time.Second)) {

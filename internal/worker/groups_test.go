@@ -235,9 +235,14 @@ func testFailedPolicy(t *testing.T, r *rig, p config.CleanupPolicy) {
 		if in.ExitCode == nil || *in.ExitCode != 3 {
 			t.Fatalf("member after stop: %+v", in)
 		}
-		evs := r.events(member.ID)
-		if last := evs[len(evs)-1]; last.Type != container.EventStopped || last.To != fsm.Failed {
-			t.Fatalf("last event: %+v", last)
+		halted := 0
+		for _, ev := range r.events(member.ID) {
+			if ev.Type == container.EventStopped && ev.From == fsm.Failed && ev.To == fsm.Failed {
+				halted++
+			}
+		}
+		if halted != 1 {
+			t.Fatalf("%d ContainerStopped events on the failed member, want 1: %+v", halted, r.events(member.ID))
 		}
 	case config.CleanupDelete:
 		r.mustRun(member.ID, container.OpCleanupDelete, "done")
