@@ -296,7 +296,7 @@ func TestServeImageStatus(t *testing.T) {
 			}
 			if !refresh {
 				var health map[string]any
-				if err := json.Unmarshal(e.must(e.call("GET", "/healthz", aliceToken, nil), 200).body, &health); err != nil {
+				if err := json.Unmarshal(e.must(e.call("GET", "/healthz", adminToken, nil), 200).body, &health); err != nil {
 					t.Fatal(err)
 				}
 				if _, ok := health["images"]; ok {
