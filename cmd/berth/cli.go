@@ -79,6 +79,7 @@ var cliGroups = []struct {
 	summary string
 }{
 	{"containers", []string{"container", "c"}, "create, inspect, start, stop and delete containers"},
+	{"groups", []string{"group", "g"}, "see, finish and reset the groups of containers (a DAG run, a session)"},
 	{"templates", []string{"template", "t"}, "publish and read the templates containers are made from"},
 }
 

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/berth-io/berth/internal/client"
 )
 
 // cliCommands lists every subcommand, in the order help shows them.
-var cliCommands = append(cliContainerCommands(), cliTemplateCommands()...)
+var cliCommands = slices.Concat(cliContainerCommands(), cliGroupCommands(), cliTemplateCommands())
 
 func cliContainerCommands() []cliCommand {
 	return []cliCommand{

@@ -17,9 +17,9 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/berth-io/berth/internal/config"
-	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/imagestatus"
 	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
@@ -282,6 +282,9 @@ func (s *server) run(ctx context.Context) error {
 			s.log.Debug("loop stopped", "loop", name)
 		}()
 	}
+	if err := s.recoverGroups(ctx); err != nil {
+		return err
+	}
 	if err := s.recoverQueues(ctx); err != nil {
 		return err
 	}
@@ -341,6 +344,25 @@ func (s *server) recoverQueues(ctx context.Context) error {
 	return nil
 }
 
+// recoverGroups applies container.recover_running_dag_on_start: when true
+// the groups that were unfinished are resumed like everything else (their
+// queued work is sent again, their running members watched); when false
+// their members that were mid-operation are failed, with
+// dag_node_cleanup_on_failed, before anything is dispatched again.
+func (s *server) recoverGroups(ctx context.Context) error {
+	if s.cfg.Container.RecoverRunningDAGOnStart {
+		return nil
+	}
+	n, err := s.manager.InterruptGroups(ctx)
+	if err != nil {
+		return fmt.Errorf("failing interrupted group members: %w", err)
+	}
+	if n > 0 {
+		s.log.Warn("group members interrupted by the restart were failed (recover_running_dag_on_start is false)", "members", n)
+	}
+	return nil
+}
+
 // reconcileLoop is the recovery loop on a ticker (EventBridge in AWS).
 func (s *server) reconcileLoop(ctx context.Context) {
 	r, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, []runtime.Runtime{s.docker}, s.dispatcher, s.log, nil))
@@ -366,19 +388,14 @@ func (s *server) purgeLoop(ctx context.Context) {
 	}
 }
 
+// checkImages refreshes every template's stored image status
+// (refresh_image_status_on_start), logs what will fail, and keeps the
+// result for /healthz.
 func (s *server) checkImages(ctx context.Context) {
-	tpls, err := s.store.ListTemplates(ctx)
+	statuses, err := imagestatus.Refresh(ctx, s.manager.Store(), s.docker, time.Now())
 	if err != nil {
-		s.log.Warn("image check: listing templates", "error", err)
-		return
+		s.log.Warn("image check", "error", err)
 	}
-	var dockerTpls []container.Template
-	for _, t := range tpls {
-		if t.Runtime == container.RuntimeDocker {
-			dockerTpls = append(dockerTpls, t)
-		}
-	}
-	statuses := s.docker.CheckImages(ctx, dockerTpls)
 	for _, st := range statuses {
 		level := slog.LevelInfo
 		if st.WillFail() {

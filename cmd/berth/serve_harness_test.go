@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 const (
 	adminToken = "test-admin-token"
 	aliceToken = "test-alice-token"
+	bobToken   = "test-bob-token"
 )
 
 // serveEnv is one test's berth: its config, data dir, scope and engine.
@@ -68,6 +69,10 @@ type serveOptions struct {
 	noTokens bool
 	// extra is appended to config.yml (whole top-level sections).
 	extra string
+	// containerKeys are more `container:` lines ("key: value\n" each).
+	containerKeys string
+	// noImageRefresh sets refresh_image_status_on_start to false.
+	noImageRefresh bool
 }
 
 func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
@@ -95,15 +100,15 @@ func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
   orphan_grace: %s
   reconcile_every: %s
   outbox_sweep_after: 2s
-  refresh_image_status_on_start: true
-%s
+  refresh_image_status_on_start: %t
+%s%s
 docker:
   scope: %s
   hosts:
     - name: local
       endpoint: %s
       network_mode: none
-`, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, authSection(o.noTokens), e.scope, endpoint)
+`, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, !o.noImageRefresh, indent(o.containerKeys), authSection(o.noTokens), e.scope, endpoint)
 	if o.downHost {
 		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"
 	}
@@ -136,7 +141,7 @@ func authSection(none bool) string {
 	if none {
 		return "auth: {}"
 	}
-	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice}", adminToken, aliceToken)
+	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice}\n    %s: {user: bob}", adminToken, aliceToken, bobToken)
 }
 
 // start runs `berth serve` and waits until it answers /readyz.
@@ -305,4 +310,15 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// indent puts each line of keys under the container section.
+func indent(keys string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(keys), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	return b.String()
 }

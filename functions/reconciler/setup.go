@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/imagestatus"
 	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
@@ -29,6 +30,24 @@ const deadlineMargin = 3 * time.Second
 type function struct {
 	rc  *reconcile.Reconciler
 	log *slog.Logger
+	// refreshImages, when set, stores every template's image status; it
+	// runs before the first pass that follows a cold start (a deploy, a
+	// scale-out) until it succeeds once.
+	refreshImages func(context.Context) error
+	imagesDone    bool
+}
+
+// imageRefresher is refresh_image_status_on_start for the function: nil
+// when the key is false.
+func imageRefresher(cfg *config.Config, st store.TemplateStore, check imagestatus.Checker, logger *slog.Logger) func(context.Context) error {
+	if !cfg.Container.RefreshImageStatusOnStart {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		found, err := imagestatus.Refresh(ctx, st, check, time.Now())
+		logger.InfoContext(ctx, "image status refreshed", "statuses", len(found), "error", err)
+		return err
+	}
 }
 
 // setup loads the configuration from env and builds the reconciler on
@@ -53,6 +72,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, err
 	}
+	fn.refreshImages = imageRefresher(cfg, e.Store, rt, logger)
 	logger.Info("reconciler function ready", "table_prefix", cfg.Store.TablePrefix, "region", e.AWS.Region,
 		"docker_hosts", rt.Hosts(), "sweep", sw != nil)
 	return fn, nil
@@ -83,6 +103,11 @@ func (f *function) handle(ctx context.Context, ev events.EventBridgeEvent) (reco
 	}
 	f.log.InfoContext(ctx, "scheduled reconcile", "event_id", ev.ID, "source", ev.Source, "detail_type", ev.DetailType,
 		"scheduled_at", ev.Time, "resources", ev.Resources)
+	if f.refreshImages != nil && !f.imagesDone {
+		// Lambda runs one event at a time per container: no lock needed.
+		// A failed refresh is tried again at the next pass; the pass goes on.
+		f.imagesDone = f.refreshImages(ctx) == nil
+	}
 	return f.rc.Run(ctx)
 }
 

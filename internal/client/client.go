@@ -33,6 +33,11 @@ type (
 	Instance = container.Instance
 	Template = container.Template
 	Event    = container.Event
+	// Group is GET /api/groups/{group}; GroupSummary one item of
+	// GET /api/groups; GroupResult the answer to a finish or reset.
+	Group        = container.Group
+	GroupSummary = container.GroupSummary
+	GroupResult  = container.GroupResult
 )
 
 // Version is the client's version, sent in the default User-Agent.

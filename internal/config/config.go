@@ -23,11 +23,16 @@ type Config struct {
 // seed's (container-worker-queue.md), with its names and defaults, so a
 // gobrave config.yml section carries over unchanged; the rest are berth's.
 type Container struct {
-	// RefreshImageStatusOnStart re-checks template images at start-up.
+	// RefreshImageStatusOnStart stores each template's image status per host
+	// (shown on GET /api/templates/{name}) at start-up, and on AWS at the
+	// reconciler's first pass after a cold start.
 	RefreshImageStatusOnStart bool `yaml:"refresh_image_status_on_start"`
-	// RecoverRunningDAGOnStart resumes monitoring of running groups at start-up.
+	// RecoverRunningDAGOnStart resumes unfinished groups at start-up; when
+	// false their members that were mid-operation are failed instead (with
+	// DAGNodeCleanupOnFailed).
 	RecoverRunningDAGOnStart bool `yaml:"recover_running_dag_on_start"`
-	// CleanupDAGNodeContainersBeforeStart lets a group reset delete every member.
+	// CleanupDAGNodeContainersBeforeStart lets a group reset delete every
+	// member; when false a reset is refused (409).
 	CleanupDAGNodeContainersBeforeStart bool `yaml:"cleanup_dag_node_containers_before_start"`
 	// DeleteContainerOnNodeSuccess deletes a group member that exits 0.
 	DeleteContainerOnNodeSuccess bool `yaml:"delete_container_on_node_success"`

@@ -22,6 +22,13 @@ const (
 	EventDeleting         = "ContainerDeleting"
 	EventDeleted          = "ContainerDeleted"
 	EventTransitionReject = "TransitionRejected"
+	// EventCleanupRequested records that a group policy was asked for a
+	// member (by a group finish or reset); the policy's own stop or delete
+	// request follows as its usual events.
+	EventCleanupRequested = "ContainerCleanupRequested"
+	// EventCancelled records that a queued member was cancelled before its
+	// container was made (a group finish).
+	EventCancelled = "ContainerCancelled"
 )
 
 // Event is one entry of an instance's history. Seq is assigned by the store:

@@ -13,14 +13,38 @@ const (
 	OpDelete Op = "delete"
 )
 
-// Valid reports whether op is one of the four operations.
+// The group cleanup operations: a group policy (stop or delete) applied to
+// one member, written in the same transaction as what asked for it, which
+// the worker turns into the member's stop or delete request. A node policy
+// (cleanup_*) follows a member's own exit or failure and applies only while
+// the member rests where that left it; a group policy (group_*) follows a
+// group finish or reset and applies to the member whatever it is doing,
+// once its operation in flight has settled.
+const (
+	OpCleanupStop   Op = "cleanup_stop"
+	OpCleanupDelete Op = "cleanup_delete"
+	OpGroupStop     Op = "group_stop"
+	OpGroupDelete   Op = "group_delete"
+)
+
+// Valid reports whether op is one of the four operations or a cleanup.
 func (op Op) Valid() bool {
 	switch op {
-	case OpCreate, OpStart, OpStop, OpDelete:
+	case OpCreate, OpStart, OpStop, OpDelete, OpCleanupStop, OpCleanupDelete, OpGroupStop, OpGroupDelete:
 		return true
 	}
 	return false
 }
+
+// Cleanup reports whether op applies a group policy rather than a user's
+// request: its failure never fails the member.
+func (op Op) Cleanup() bool { return op.NodePolicy() || op == OpGroupStop || op == OpGroupDelete }
+
+// NodePolicy reports whether op is a node policy (cleanup_*).
+func (op Op) NodePolicy() bool { return op == OpCleanupStop || op == OpCleanupDelete }
+
+// Deletes reports whether a cleanup op deletes (else it stops).
+func (op Op) Deletes() bool { return op == OpCleanupDelete || op == OpGroupDelete }
 
 // OutboxState is where an outbox item is in its delivery.
 type OutboxState string

@@ -45,6 +45,9 @@ type Template struct {
 	// Version counts writes of the template; set by the store.
 	Version   int64  `json:"version"`
 	UpdatedAt string `json:"updated_at,omitempty"`
+	// ImageStatus is the last image check, per host; set by the store's
+	// SetImageStatus only (a PUT's value is ignored).
+	ImageStatus []ImageStatus `json:"image_status,omitempty"`
 }
 
 // Volume is a mount into the container.

@@ -42,10 +42,16 @@ func newAPI(t *testing.T, b teststores.Backend, maxPending int) *api {
 // as newAPI).
 func newAPIWith(t *testing.T, b teststores.Backend, maxPending int, opt func(*httpapi.Options)) *api {
 	t.Helper()
+	return newAPIGroups(t, b, maxPending, manager.GroupPolicies{}, opt)
+}
+
+// newAPIGroups is newAPIWith with group cleanup policies.
+func newAPIGroups(t *testing.T, b teststores.Backend, maxPending int, groups manager.GroupPolicies, opt func(*httpapi.Options)) *api {
+	t.Helper()
 	s := b.Open(t, time.Now)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m := manager.New(manager.Options{Store: s, MaxPending: maxPending, Runtimes: []string{"docker"},
-		BindRoots: []string{"/srv/berth"}, Logger: logger, WaitPoll: 5 * time.Millisecond})
+		BindRoots: []string{"/srv/berth"}, Logger: logger, WaitPoll: 5 * time.Millisecond, Groups: groups})
 	o := httpapi.Options{Manager: m, Logger: logger, WaitMax: 25 * time.Second,
 		Auth: httpapi.TokenAuth([]httpapi.TokenUser{
 			{Token: admin, User: "root", Admin: true},

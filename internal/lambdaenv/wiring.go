@@ -124,6 +124,7 @@ func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf
 		WorkspaceRoot: cfg.Container.WorkspaceRoot,
 		Logger:        logger,
 		Metrics:       emf,
+		Groups:        manager.GroupPoliciesFrom(cfg.Container),
 	}
 }
 

@@ -37,6 +37,9 @@ type Options struct {
 	WaitPoll time.Duration
 	// Metrics receives EMF metrics; nil discards them.
 	Metrics *metrics.Emitter
+	// Groups are the cleanup policies applied to group members; the zero
+	// value applies none.
+	Groups GroupPolicies
 }
 
 // Manager is the ContainerManager. It is safe for concurrent use.
@@ -51,6 +54,7 @@ type Manager struct {
 	waitPoll      time.Duration
 	metrics       *metrics.Emitter
 	changes       *changes
+	groups        GroupPolicies
 }
 
 // New returns a Manager.
@@ -59,6 +63,7 @@ func New(o Options) *Manager {
 	m := &Manager{
 		changes: ch, store: signallingStore{Store: o.Store, changes: ch}, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
+		groups: o.Groups,
 	}
 	if m.now == nil {
 		m.now = time.Now

@@ -100,6 +100,10 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 		return AppliedRejected, m.record(ctx, inst, ob, container.EventTransitionReject, msg)
 	}
 	reason := statusReason(inst.Status, to, ob)
+	// A member's group policy is requested in the same write as its exit,
+	// so a crash cannot separate them.
+	cleanup, note := m.MemberCleanup(ctx, inst, to, evType == container.EventExited, ob.ExitCode)
+	reason = policyNote(reason, note)
 	_, err := m.store.Transition(ctx, store.TransitionParams{
 		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: to,
 		Update: func(i *container.Instance) {
@@ -125,6 +129,7 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 		},
 		Event: &container.Event{Type: evType, From: inst.Status, To: to, At: ob.At, Message: joinMsg(reason, ob.Message),
 			ExitCode: ob.ExitCode, Actor: container.ActorSystem},
+		Outbox: cleanup,
 	})
 	if err != nil {
 		return "", err

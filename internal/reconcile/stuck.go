@@ -124,8 +124,13 @@ func (r *Reconciler) failStuck(ctx context.Context, log *slog.Logger, inst conta
 	if done > 0 {
 		reason += fmt.Sprintf(" after %d re-enqueue(s) by the reconciler", done)
 	}
+	cleanup, note := r.m.MemberCleanup(ctx, inst, fsm.Failed, false, nil)
+	if note != "" {
+		reason += " (" + note + ")"
+	}
 	_, err := r.st.Transition(ctx, store.TransitionParams{
 		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: fsm.Failed,
+		Outbox: cleanup,
 		Update: func(i *container.Instance) {
 			i.StatusReason = reason
 			i.FinishedAt = &at

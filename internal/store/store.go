@@ -212,6 +212,12 @@ type TemplateStore interface {
 	ListTemplates(ctx context.Context) ([]container.Template, error)
 	// DeleteTemplate removes a template; ErrNotFound if there is none.
 	DeleteTemplate(ctx context.Context, name string) error
+	// SetImageStatus records the last image check of a template (one
+	// entry per host), returned with the template from then on, without
+	// changing its Version; ErrNotFound if there is no such template.
+	// PutTemplate ignores the caller's ImageStatus and clears the stored
+	// one: a new or changed template's image has not been checked.
+	SetImageStatus(ctx context.Context, name string, status []container.ImageStatus) error
 }
 
 // IdempotencyRecord remembers the first response to an (owner, key) request.

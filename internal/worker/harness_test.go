@@ -121,6 +121,12 @@ type rig struct {
 
 func newRig(t *testing.T, b teststores.Backend, slots int) *rig {
 	t.Helper()
+	return newRigWith(t, b, slots, manager.GroupPolicies{})
+}
+
+// newRigWith is newRig with the group cleanup policies set.
+func newRigWith(t *testing.T, b teststores.Backend, slots int, groups manager.GroupPolicies) *rig {
+	t.Helper()
 	image := testenv.TestImage(t)
 	s := b.Open(t, time.Now)
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
@@ -130,7 +136,7 @@ func newRig(t *testing.T, b teststores.Backend, slots int) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := manager.New(manager.Options{Store: s, MaxPending: 50, Logger: logger, BindRoots: []string{"/srv/berth"}})
+	m := manager.New(manager.Options{Store: s, MaxPending: 50, Logger: logger, BindRoots: []string{"/srv/berth"}, Groups: groups})
 	r := &rig{t: t, store: s, m: m, rt: f, engine: eng}
 	if slots > 0 {
 		r.slots = worker.NewSlots(slots)

@@ -79,6 +79,8 @@ func (w *Worker) Process(ctx context.Context, d queue.Delivery) Result {
 		err = w.stop(ctx, log, msg)
 	case container.OpDelete:
 		err = w.delete(ctx, log, msg)
+	case container.OpCleanupStop, container.OpCleanupDelete, container.OpGroupStop, container.OpGroupDelete:
+		err = w.cleanup(ctx, log, msg)
 	}
 	var st errStale
 	switch {
@@ -108,6 +110,8 @@ func opMetric(op container.Op) string {
 		return "StartDuration"
 	case container.OpStop:
 		return "StopDuration"
+	case container.OpCleanupStop, container.OpCleanupDelete, container.OpGroupStop, container.OpGroupDelete:
+		return "CleanupDuration"
 	}
 	return "DeleteDuration"
 }
@@ -150,7 +154,11 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 	if err := w.store.MarkFailed(ctx, msg.OutboxID, attempt, cause.Error(), w.now()); err != nil {
 		log.WarnContext(ctx, "marking outbox item failed", "error", err)
 	}
-	reason := fmt.Sprintf("%s failed: %v", msg.Op, cause)
+	if msg.Op.Cleanup() {
+		// A policy that could not be applied leaves the member as it is:
+		// its own status is not the cleanup's to judge.
+		return
+	}
 	for i := 0; i < 5; i++ {
 		inst, err := w.store.GetInstance(ctx, msg.InstanceID)
 		if err != nil {
@@ -159,8 +167,14 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 		if inst.Status == fsm.Failed || !fsm.Can(inst.Status, fsm.Failed) {
 			return
 		}
+		cleanup, note := w.m.MemberCleanup(ctx, inst, fsm.Failed, false, nil)
+		reason := fmt.Sprintf("%s failed: %v", msg.Op, cause)
+		if note != "" {
+			reason += " (" + note + ")"
+		}
 		_, err = w.store.Transition(ctx, store.TransitionParams{
 			ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: fsm.Failed,
+			Outbox: cleanup,
 			Update: func(i *container.Instance) {
 				i.StatusReason = reason
 				now := w.now().UTC()

@@ -54,6 +54,8 @@ type Options struct {
 	Wrap func(http.Handler) http.Handler
 	// NoTemplate skips publishing the "busybox" template.
 	NoTemplate bool
+	// Groups are the group cleanup policies (default: none, reset refused).
+	Groups manager.GroupPolicies
 }
 
 // Server is a running API.
@@ -76,7 +78,7 @@ func New(t testing.TB, o Options) *Server {
 	s := teststores.Bolt(t, time.Now)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m := manager.New(manager.Options{Store: s, MaxPending: o.MaxPending, Runtimes: []string{"docker"},
-		BindRoots: []string{"/srv/berth"}, Logger: logger, WaitPoll: 5 * time.Millisecond})
+		BindRoots: []string{"/srv/berth"}, Logger: logger, WaitPoll: 5 * time.Millisecond, Groups: o.Groups})
 	var h http.Handler = httpapi.New(httpapi.Options{Manager: m, Logger: logger, WaitMax: o.WaitMax, RetryAfter: o.RetryAfter,
 		Auth: httpapi.TokenAuth([]httpapi.TokenUser{
 			{Token: AdminToken, User: "root", Admin: true},

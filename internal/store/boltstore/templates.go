@@ -28,6 +28,7 @@ func (s *Store) PutTemplate(ctx context.Context, t container.Template) (containe
 			return err
 		}
 		created = !found
+		t.ImageStatus = nil
 		t.Version = old.Version + 1
 		t.UpdatedAt = s.now().UTC().Format(time.RFC3339)
 		return putJSON(b, []byte(t.Name), t)
@@ -82,5 +83,23 @@ func (s *Store) DeleteTemplate(ctx context.Context, name string) error {
 			return fmt.Errorf("template %q: %w", name, store.ErrNotFound)
 		}
 		return b.Delete([]byte(name))
+	})
+}
+
+// SetImageStatus stores the template's image check beside it, keeping its
+// version.
+func (s *Store) SetImageStatus(ctx context.Context, name string, status []container.ImageStatus) error {
+	return s.update(ctx, "set image status of template "+name, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTemplates)
+		var t container.Template
+		found, err := getJSON(b, []byte(name), &t)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("template %q: %w", name, store.ErrNotFound)
+		}
+		t.ImageStatus = status
+		return putJSON(b, []byte(name), t)
 	})
 }

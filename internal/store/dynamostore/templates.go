@@ -25,6 +25,9 @@ type templateItem struct {
 	Name    string `dynamodbav:"name"`
 	Version int64  `dynamodbav:"version"`
 	Doc     string `dynamodbav:"doc"`
+	// ImageStatus is the last image check as JSON, written apart from the
+	// doc (SetImageStatus) and dropped by a put, which replaces the item.
+	ImageStatus string `dynamodbav:"image_status,omitempty"`
 }
 
 func templateKey(name string) map[string]types.AttributeValue {
@@ -40,7 +43,12 @@ func unmarshalTemplate(av map[string]types.AttributeValue) (container.Template, 
 	if err := json.Unmarshal([]byte(it.Doc), &t); err != nil {
 		return container.Template{}, fmt.Errorf("decode template %q: %w", it.Name, err)
 	}
-	t.Name, t.Version = it.Name, it.Version
+	t.Name, t.Version, t.ImageStatus = it.Name, it.Version, nil
+	if it.ImageStatus != "" {
+		if err := json.Unmarshal([]byte(it.ImageStatus), &t.ImageStatus); err != nil {
+			return container.Template{}, fmt.Errorf("decode image status of template %q: %w", it.Name, err)
+		}
+	}
 	return t, nil
 }
 
@@ -65,6 +73,7 @@ func (s *Store) PutTemplate(ctx context.Context, t container.Template) (containe
 			return container.Template{}, false, err
 		}
 		next := t
+		next.ImageStatus = nil
 		next.Version = cur.Version + 1
 		next.UpdatedAt = s.now().UTC().Format(time.RFC3339)
 		doc, err := json.Marshal(next)
@@ -158,6 +167,35 @@ func (s *Store) DeleteTemplate(ctx context.Context, name string) error {
 		Key:                      templateKey(name),
 		ConditionExpression:      aws.String("attribute_exists(" + e.n(AttrName) + ")"),
 		ExpressionAttributeNames: e.names,
+	})
+	switch {
+	case err == nil:
+		return nil
+	case isConditionFailed(err):
+		return failWith(store.ErrNotFound, op, s.templates, name)
+	default:
+		return fail(op, s.templates, name, err)
+	}
+}
+
+// SetImageStatus writes the template's image check as its own attribute,
+// conditioned on the template existing; the version is left alone.
+func (s *Store) SetImageStatus(ctx context.Context, name string, status []container.ImageStatus) error {
+	const op = "set image status"
+	doc, err := json.Marshal(status)
+	if err != nil {
+		return fmt.Errorf("dynamostore: %s %s %q: %w", op, s.templates, name, err)
+	}
+	e := newExpr()
+	e.condition = "attribute_exists(" + e.n(AttrName) + ")"
+	update := "SET " + e.n("image_status") + " = " + e.s(string(doc))
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.templates),
+		Key:                       templateKey(name),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String(e.condition),
+		ExpressionAttributeNames:  e.namesOrNil(),
+		ExpressionAttributeValues: e.valuesOrNil(),
 	})
 	switch {
 	case err == nil:

@@ -113,6 +113,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"OutboxBookkeeping", testOutbox},
 		{"ListUndispatched", testListUndispatched},
 		{"Templates", testTemplates},
+		{"TemplateImageStatus", testImageStatus},
 		{"Idempotency", testIdempotency},
 		{"RacingTransitionsOneWinnerPerVersion", testRacingTransitions},
 		{"ConcurrentCreatesRespectMaxPending", testConcurrentCreates},

@@ -1,0 +1,113 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+)
+
+// GroupPolicies are the seed's DAG keys as berth applies them to the
+// members of a group (instances created with the same group). The zero
+// value applies no policy at all.
+type GroupPolicies struct {
+	// DeleteOnSuccess deletes a member that exits 0
+	// (container.delete_container_on_node_success).
+	DeleteOnSuccess bool
+	// OnFailed is applied to a member that fails
+	// (container.dag_node_cleanup_on_failed); empty means none.
+	OnFailed config.CleanupPolicy
+	// OnFinished is applied to every member by a group finish
+	// (container.dag_node_cleanup_on_dag_finished); empty means none.
+	OnFinished config.CleanupPolicy
+	// ResetAllowed lets a group reset delete every member
+	// (container.cleanup_dag_node_containers_before_start).
+	ResetAllowed bool
+}
+
+// GroupPoliciesFrom reads the policies from the container section.
+func GroupPoliciesFrom(c config.Container) GroupPolicies {
+	return GroupPolicies{
+		DeleteOnSuccess: c.DeleteContainerOnNodeSuccess,
+		OnFailed:        c.DAGNodeCleanupOnFailed,
+		OnFinished:      c.DAGNodeCleanupOnDAGFinished,
+		ResetAllowed:    c.CleanupDAGNodeContainersBeforeStart,
+	}
+}
+
+// cleanupOp is the node-policy operation that applies p; ok=false for
+// none (and for an unset policy).
+func cleanupOp(p config.CleanupPolicy) (container.Op, bool) {
+	switch p {
+	case config.CleanupStop:
+		return container.OpCleanupStop, true
+	case config.CleanupDelete:
+		return container.OpCleanupDelete, true
+	}
+	return "", false
+}
+
+// groupOp is the group-policy operation (finish, reset) that applies p.
+func groupOp(p config.CleanupPolicy) (container.Op, bool) {
+	switch p {
+	case config.CleanupStop:
+		return container.OpGroupStop, true
+	case config.CleanupDelete:
+		return container.OpGroupDelete, true
+	}
+	return "", false
+}
+
+// MemberCleanup is the cleanup a group member's move to status `to` asks
+// for, as an outbox item to write in the same transaction as the move (so
+// the move and its policy commit together, or neither does), with a note
+// for the move's event; nil when no policy applies. selfExit says the
+// container ended by itself (not on berth's stop request): only such an
+// exit with code 0 is a node success. The state loop, the workers and the
+// reconciler call it for every move of theirs into stopped or failed.
+func (m *Manager) MemberCleanup(ctx context.Context, inst container.Instance, to fsm.Status, selfExit bool, exitCode *int) (*container.OutboxItem, string) {
+	if inst.Group == "" {
+		return nil, ""
+	}
+	var (
+		op  container.Op
+		key string
+	)
+	switch {
+	case to == fsm.Stopped && selfExit && exitCode != nil && *exitCode == 0 && m.groups.DeleteOnSuccess:
+		op, key = container.OpCleanupDelete, "delete_container_on_node_success"
+	case to == fsm.Failed:
+		var ok bool
+		if op, ok = cleanupOp(m.groups.OnFailed); !ok {
+			return nil, ""
+		}
+		key = "dag_node_cleanup_on_failed=" + string(m.groups.OnFailed)
+	default:
+		return nil, ""
+	}
+	item := m.cleanupItem(ctx, inst, op, "")
+	return &item, "cleanup: " + key
+}
+
+// cleanupItem is an outbox item applying op to inst, to be written with a
+// change that takes inst to its next version.
+func (m *Manager) cleanupItem(ctx context.Context, inst container.Instance, op container.Op, requestID string) container.OutboxItem {
+	now := m.now().UTC()
+	return container.OutboxItem{
+		ID: container.NewID(), InstanceID: inst.ID, Op: op, InstanceVersion: inst.Version + 1,
+		RequestID: requestID, TraceContext: traceFrom(ctx), State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// Groups returns the policies the manager applies.
+func (m *Manager) Groups() GroupPolicies { return m.groups }
+
+// policyNote joins a status reason and a cleanup note.
+func policyNote(reason, note string) string {
+	if note == "" {
+		return reason
+	}
+	return fmt.Sprintf("%s (%s)", reason, note)
+}

@@ -1,0 +1,94 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// InterruptedReason is the status_reason of a group member failed at start
+// because container.recover_running_dag_on_start is false.
+const InterruptedReason = "interrupted by a restart of berth; not resumed (container.recover_running_dag_on_start is false)"
+
+// midOperation are the statuses in which a member waits for, or is in, an
+// operation that the restart cut off. delete_pending and deleting are left
+// to finish: a delete is itself a cleanup, and failing it would leave the
+// container behind.
+var midOperation = []fsm.Status{fsm.Pending, fsm.Creating, fsm.StartPending, fsm.Starting, fsm.StopPending, fsm.Stopping}
+
+// InterruptGroups is what a start with recover_running_dag_on_start false
+// does instead of resuming the groups that were unfinished: every group
+// member that was in the middle of an operation is failed with
+// InterruptedReason, and dag_node_cleanup_on_failed is requested with it
+// (same write). Running members go on being watched; instances without a
+// group are resumed as always. It returns how many members it failed.
+// Run it before the outbox is dispatched again, so the cut-off operations
+// find their members failed and let them go.
+func (m *Manager) InterruptGroups(ctx context.Context) (int, error) {
+	failed, cursor := 0, ""
+	for {
+		page, err := m.store.ListActive(ctx, cursor, 100)
+		if err != nil {
+			return failed, fmt.Errorf("listing active instances: %w", err)
+		}
+		for _, in := range page.Items {
+			ok, err := m.interruptMember(ctx, in)
+			if err != nil {
+				return failed, err
+			}
+			if ok {
+				failed++
+			}
+		}
+		if page.NextCursor == "" {
+			return failed, nil
+		}
+		cursor = page.NextCursor
+	}
+}
+
+func (m *Manager) interruptMember(ctx context.Context, in container.Instance) (bool, error) {
+	for attempt := 0; ; attempt++ {
+		if in.Group == "" || !containsStatus(midOperation, in.Status) {
+			return false, nil
+		}
+		cleanup, note := m.MemberCleanup(ctx, in, fsm.Failed, false, nil)
+		reason := policyNote(InterruptedReason, note)
+		now := m.now().UTC()
+		_, err := m.store.Transition(ctx, store.TransitionParams{
+			ID: in.ID, ExpectVersion: in.Version, From: in.Status, To: fsm.Failed,
+			Update: func(i *container.Instance) { i.StatusReason, i.FinishedAt = reason, &now },
+			Outbox: cleanup,
+			Event: &container.Event{Type: container.EventFailed, From: in.Status, To: fsm.Failed, At: now, Message: reason,
+				Actor: container.ActorSystem},
+		})
+		switch {
+		case err == nil:
+			m.log.WarnContext(ctx, "group member interrupted by the restart", "instance_id", in.ID, "group", in.Group, "from", in.Status)
+			return true, nil
+		case errors.Is(err, store.ErrNotFound):
+			return false, nil
+		case errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries:
+			if in, err = m.store.GetInstance(ctx, in.ID); errors.Is(err, store.ErrNotFound) {
+				return false, nil
+			} else if err != nil {
+				return false, err
+			}
+		default:
+			return false, fmt.Errorf("failing interrupted member %s: %w", in.ID, err)
+		}
+	}
+}
+
+func containsStatus(list []fsm.Status, s fsm.Status) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
