@@ -1,121 +1,126 @@
 package berthstack
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
 // API holds the HTTP API, its JWT authorizer, the api function behind it and, when no issuer
-// is given, the Cognito user pool that issues the tokens.
+// is given, the Cognito user pool, app client and admin group that issue the tokens.
 type API struct {
 	constructs.Construct
 	HTTPAPI  awsapigatewayv2.HttpApi
 	Function awslambda.Function
 	// UserPool and UserPoolClient are nil with an external issuer.
-	UserPool       awscognito.UserPool
-	UserPoolClient awscognito.UserPoolClient
+	UserPool       awscognito.CfnUserPool
+	UserPoolClient awscognito.CfnUserPoolClient
 }
 
-// accessLogFormat is the stage's access log line: JSON, with the request id that the api
-// function's own log lines carry, and the caller (the JWT's sub), never the token.
-var accessLogFormat = map[string]string{
-	"requestId":          "$context.requestId",
-	"ip":                 "$context.identity.sourceIp",
-	"requestTime":        "$context.requestTime",
-	"httpMethod":         "$context.httpMethod",
-	"routeKey":           "$context.routeKey",
-	"path":               "$context.path",
-	"status":             "$context.status",
-	"responseLength":     "$context.responseLength",
-	"integrationLatency": "$context.integrationLatency",
-	"integrationError":   "$context.integrationErrorMessage",
-	"authorizerError":    "$context.authorizer.error",
-	"sub":                "$context.authorizer.claims.sub",
-}
+// APIRoutePath is the one route: every /api/ path goes to the api function, which routes.
+const APIRoutePath = "/api/{proxy+}"
 
-func newAPI(scope constructs.Construct, p Props, tables *Tables) (*API, error) {
+// accessLogFormat is a stage access log line: JSON with the request id and the caller (the
+// token's sub), never the token.
+const accessLogFormat = `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","requestTime":"$context.requestTime",` +
+	`"routeKey":"$context.routeKey","status":"$context.status","responseLength":"$context.responseLength",` +
+	`"integrationLatency":"$context.integrationLatency","sub":"$context.authorizer.claims.sub",` +
+	`"error":"$context.error.message","authorizerError":"$context.authorizer.error"}`
+
+// apiTables: the api function uses every table.
+var apiTables = []string{dynamostore.TableInstances, dynamostore.TableOutbox, dynamostore.TableEvents,
+	dynamostore.TableTemplates, dynamostore.TableIdempotency, dynamostore.TableCounters}
+
+func newAPI(scope constructs.Construct, p Props, common map[string]*string, tables *Tables) (*API, error) {
 	a := &API{Construct: constructs.NewConstruct(scope, jsii.String("Api"))}
-	fn, err := newFunction(a.Construct, p, functionSpec{
+	fn, err := newFunction(a.Construct, p, common, functionSpec{
 		id: "ApiFunction", binary: "api",
-		timeout: APITimeout, memory: FunctionMemoryMB,
-		env: merge(storeEnv(tables), containerEnv(p), map[string]*string{envAdminGroup: jsii.String(p.AdminGroup)}),
+		description: "berth HTTP API (API Gateway payload 2.0, JWT claims)",
+		timeout:     APITimeout,
+		env:         map[string]*string{envAdminClaim: jsii.String(p.AdminClaim), envAdminGroup: jsii.String(p.AdminGroup)},
+		// Tables only: the API never sends to a queue (the outbox stream does). Scan: an
+		// admin's listing of every owner's containers, the templates.
+		statements: []awsiam.PolicyStatement{
+			allow(append(append([]string{}, workerActions...), "dynamodb:Scan"), tables.Arns(apiTables, dynamostore.TableInstances)...),
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.Function = fn
-	// The api function writes the store (instance, outbox item, event in one transaction);
-	// it never sends to a queue: the outbox is its only way to start work.
-	allowStore(fn, tables)
 
 	issuer, audience := jsii.String(p.JWTIssuer), jsii.Strings(p.JWTAudience...)
 	if p.JWTIssuer == "" {
 		a.newUserPool(p)
-		issuer = jsii.String(fmt.Sprintf("https://cognito-idp.%s.amazonaws.com/%s", *awscdk.Aws_REGION(), *a.UserPool.UserPoolId()))
-		audience = &[]*string{a.UserPoolClient.UserPoolClientId()}
+		issuer = jsii.String("https://cognito-idp." + *awscdk.Aws_REGION() + ".amazonaws.com/" + *a.UserPool.Ref())
+		audience = &[]*string{a.UserPoolClient.Ref()}
 	}
-	authorizer := awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("JwtAuthorizer"), issuer,
-		&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
-			JwtAudience:    audience,
-			IdentitySource: jsii.Strings("$request.header.Authorization"),
-		})
 	a.HTTPAPI = awsapigatewayv2.NewHttpApi(a.Construct, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
-		Description:       jsii.String("berth API"),
-		DefaultAuthorizer: authorizer,
+		DefaultAuthorizer: awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("Jwt"), issuer,
+			&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
+				JwtAudience:    audience,
+				IdentitySource: jsii.Strings("$request.header.Authorization"),
+			}),
 	})
 	a.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-		Path:        jsii.String("/{proxy+}"),
+		Path:        jsii.String(APIRoutePath),
 		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
-		Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("ApiIntegration"), fn, nil),
+		Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("ApiFunction"), fn, nil),
 	})
 
-	logs := awslogs.NewLogGroup(a.Construct, jsii.String("AccessLogs"), &awslogs.LogGroupProps{
-		Retention:     logRetention,
-		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-	})
-	format, err := json.Marshal(accessLogFormat)
-	if err != nil {
-		return nil, fmt.Errorf("access log format: %w", err)
-	}
+	logs := newLogGroup(a.Construct, jsii.String("AccessLogs"), p)
+	// The construct has no access log or throttling options for the default stage.
 	stage := a.HTTPAPI.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
 	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
 		DestinationArn: logs.LogGroupArn(),
-		Format:         jsii.String(string(format)),
+		Format:         jsii.String(accessLogFormat),
+	})
+	stage.SetDefaultRouteSettings(&awsapigatewayv2.CfnStage_RouteSettingsProperty{
+		ThrottlingBurstLimit: jsii.Number(APIThrottleBurst),
+		ThrottlingRateLimit:  jsii.Number(APIThrottleRate),
 	})
 	return a, nil
 }
 
-// newUserPool creates the stack's own identity provider: a user pool whose admins create the
-// users (no self sign-up), an app client without a secret (a CLI cannot keep one), and the
-// admin group.
+// newUserPool creates the stack's own identity provider: a pool whose admins create the users
+// (no self sign-up), an app client without a secret (a CLI cannot keep one) and the admin group.
 func (a *API) newUserPool(p Props) {
-	a.UserPool = awscognito.NewUserPool(a.Construct, jsii.String("UserPool"), &awscognito.UserPoolProps{
-		SelfSignUpEnabled: jsii.Bool(false),
-		SignInAliases:     &awscognito.SignInAliases{Email: jsii.Bool(true)},
-		PasswordPolicy: &awscognito.PasswordPolicy{
-			MinLength: jsii.Number(12), RequireDigits: jsii.Bool(true), RequireLowercase: jsii.Bool(true),
-			RequireUppercase: jsii.Bool(true), RequireSymbols: jsii.Bool(false),
+	a.UserPool = awscognito.NewCfnUserPool(a.Construct, jsii.String("UserPool"), &awscognito.CfnUserPoolProps{
+		UserPoolName:           jsii.String(*awscdk.Aws_STACK_NAME() + "-users"),
+		AdminCreateUserConfig:  &awscognito.CfnUserPool_AdminCreateUserConfigProperty{AllowAdminCreateUserOnly: jsii.Bool(true)},
+		UsernameAttributes:     jsii.Strings("email"),
+		AutoVerifiedAttributes: jsii.Strings("email"),
+		MfaConfiguration:       jsii.String("OFF"),
+		Policies: &awscognito.CfnUserPool_PoliciesProperty{
+			PasswordPolicy: &awscognito.CfnUserPool_PasswordPolicyProperty{
+				MinimumLength: jsii.Number(12), RequireLowercase: jsii.Bool(true), RequireUppercase: jsii.Bool(true),
+				RequireNumbers: jsii.Bool(true), RequireSymbols: jsii.Bool(false),
+			},
 		},
-		AccountRecovery: awscognito.AccountRecovery_EMAIL_ONLY,
-		RemovalPolicy:   awscdk.RemovalPolicy_RETAIN,
 	})
-	a.UserPoolClient = a.UserPool.AddClient(jsii.String("Client"), &awscognito.UserPoolClientOptions{
-		GenerateSecret: jsii.Bool(false),
-		AuthFlows:      &awscognito.AuthFlow{UserSrp: jsii.Bool(true), UserPassword: jsii.Bool(true)},
+	a.UserPoolClient = awscognito.NewCfnUserPoolClient(a.Construct, jsii.String("UserPoolClient"), &awscognito.CfnUserPoolClientProps{
+		UserPoolId:                 a.UserPool.Ref(),
+		ClientName:                 jsii.String(*awscdk.Aws_STACK_NAME() + "-cli"),
+		GenerateSecret:             jsii.Bool(false),
+		ExplicitAuthFlows:          jsii.Strings("ALLOW_USER_PASSWORD_AUTH", "ALLOW_USER_SRP_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"),
+		PreventUserExistenceErrors: jsii.String("ENABLED"),
+		AccessTokenValidity:        jsii.Number(60),
+		IdTokenValidity:            jsii.Number(60),
+		TokenValidityUnits: &awscognito.CfnUserPoolClient_TokenValidityUnitsProperty{
+			AccessToken: jsii.String("minutes"), IdToken: jsii.String("minutes"),
+		},
 	})
-	awscognito.NewCfnUserPoolGroup(a.Construct, jsii.String("AdminGroup"), &awscognito.CfnUserPoolGroupProps{
-		UserPoolId:  a.UserPool.UserPoolId(),
+	awscognito.NewCfnUserPoolGroup(a.Construct, jsii.String("AdminUserGroup"), &awscognito.CfnUserPoolGroupProps{
+		UserPoolId:  a.UserPool.Ref(),
 		GroupName:   jsii.String(p.AdminGroup),
-		Description: jsii.String("berth admins: see every owner's containers, write templates"),
+		Description: jsii.String("berth administrators (templates, every owner's containers)"),
 	})
 }

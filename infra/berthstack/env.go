@@ -4,24 +4,47 @@ import (
 	"maps"
 	"strconv"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 )
 
-// The functions' configuration variables (internal/config derives them from its keys; a test
-// checks every name here is one config reads).
+// The functions' configuration variables. All but envConfigSecret are internal/config keys (a
+// test holds them to config.EnvKeys); envConfigSecret names the secret the functions load
+// docker.hosts from.
 const (
 	envTablePrefix        = "BERTH_STORE_TABLE_PREFIX"
 	envCreateQueueURL     = "BERTH_QUEUE_CREATE_QUEUE_URL"
 	envLifecycleQueueURL  = "BERTH_QUEUE_LIFECYCLE_QUEUE_URL"
+	envAdminClaim         = "BERTH_AUTH_ADMIN_CLAIM"
 	envAdminGroup         = "BERTH_AUTH_ADMIN_GROUP"
 	envMaxConcurrency     = "BERTH_CONTAINER_CREATE_QUEUE_MAX_CONCURRENCY"
 	envMaxPending         = "BERTH_CONTAINER_CREATE_QUEUE_MAX_PENDING"
-	envMaxAttempts        = "BERTH_CONTAINER_MAX_ATTEMPTS"
 	envCreateStartTimeout = "BERTH_CONTAINER_CREATE_START_TIMEOUT"
+	envMaxAttempts        = "BERTH_CONTAINER_MAX_ATTEMPTS"
+	envStopGracePeriod    = "BERTH_CONTAINER_STOP_GRACE_PERIOD"
+	envAllowedRuntimes    = "BERTH_CONTAINER_ALLOWED_RUNTIMES"
+	envWorkspaceRoot      = "BERTH_CONTAINER_WORKSPACE_ROOT"
+	envOutboxSweepAfter   = "BERTH_CONTAINER_OUTBOX_SWEEP_AFTER"
+	envOrphanGrace        = "BERTH_CONTAINER_ORPHAN_GRACE"
+	envDockerScope        = "BERTH_DOCKER_SCOPE"
+	envConfigSecret       = "BERTH_CONFIG_SECRET"
 )
 
-func storeEnv(t *Tables) map[string]*string {
-	return map[string]*string{envTablePrefix: t.Prefix}
+// commonEnv is what every function reads the same way.
+func commonEnv(p Props) map[string]*string {
+	return map[string]*string{
+		envTablePrefix:        jsii.String(p.TablePrefix),
+		envMaxConcurrency:     jsii.String(strconv.Itoa(p.CreateQueueMaxConcurrency)),
+		envMaxPending:         jsii.String(strconv.Itoa(p.CreateQueueMaxPending)),
+		envCreateStartTimeout: jsii.String(strconv.Itoa(p.CreateStartTimeoutSeconds) + "s"),
+		envMaxAttempts:        jsii.String(strconv.Itoa(p.MaxAttempts)),
+		envStopGracePeriod:    jsii.String(strconv.Itoa(p.StopGracePeriodSeconds) + "s"),
+		envAllowedRuntimes:    jsii.String(p.AllowedRuntimes),
+		envWorkspaceRoot:      jsii.String(p.WorkspaceRoot),
+		// Containers carry the stack's name as their scope: two stacks sharing a Docker host
+		// never reconcile each other's containers.
+		envDockerScope: awscdk.Aws_STACK_NAME(),
+	}
 }
 
 func queueEnv(pl *Pipeline) map[string]*string {
@@ -31,13 +54,12 @@ func queueEnv(pl *Pipeline) map[string]*string {
 	}
 }
 
-// containerEnv is the container settings a function that admits or runs creates must agree on.
-func containerEnv(p Props) map[string]*string {
-	return map[string]*string{
-		envMaxConcurrency: jsii.String(strconv.Itoa(p.CreateQueueMaxConcurrency)),
-		envMaxPending:     jsii.String(strconv.Itoa(p.CreateQueueMaxPending)),
-		envMaxAttempts:    jsii.String(strconv.Itoa(p.MaxAttempts)),
+// runtimeEnv is what the functions that reach Docker hosts add: the secret with the hosts.
+func runtimeEnv(p Props) map[string]*string {
+	if p.RuntimeConfigSecretArn == "" {
+		return nil
 	}
+	return map[string]*string{envConfigSecret: jsii.String(p.RuntimeConfigSecretArn)}
 }
 
 func merge(ms ...map[string]*string) map[string]*string {
@@ -48,8 +70,9 @@ func merge(ms ...map[string]*string) map[string]*string {
 	return out
 }
 
-// envNames lists the variable names used above, for the test that holds them to config.
+// envNames lists the config variables above, for the test that holds them to config.
 func envNames() []string {
-	return []string{envTablePrefix, envCreateQueueURL, envLifecycleQueueURL, envAdminGroup,
-		envMaxConcurrency, envMaxPending, envMaxAttempts, envCreateStartTimeout}
+	return []string{envTablePrefix, envCreateQueueURL, envLifecycleQueueURL, envAdminClaim, envAdminGroup,
+		envMaxConcurrency, envMaxPending, envCreateStartTimeout, envMaxAttempts, envStopGracePeriod,
+		envAllowedRuntimes, envWorkspaceRoot, envOutboxSweepAfter, envOrphanGrace, envDockerScope}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -15,71 +16,119 @@ import (
 
 // functionSpec is one Lambda function: which binary, and the settings that carry guarantees.
 type functionSpec struct {
-	// id is the construct id, the SAM template's logical id (ApiFunction, ...).
+	// id is the construct id: template.yaml's logical id (ApiFunction, ...).
 	id string
-	// binary is the directory under dist/ that holds its bootstrap (functions/<binary>).
-	binary  string
-	timeout time.Duration
-	memory  int
+	// binary is the directory under DistDir that holds its bootstrap (functions/<binary>).
+	binary      string
+	description string
+	timeout     time.Duration
 	// reserved is the reserved concurrency; 0 leaves the function on the account's pool.
 	reserved int
-	// inVPC puts the function in the deployment's subnets (those that reach Docker hosts or clusters).
+	// inVPC puts the function in the deployment's subnets, if any: the functions that reach
+	// Docker hosts.
 	inVPC bool
-	env   map[string]*string
+	// env is added to the variables every function gets (commonEnv).
+	env map[string]*string
+	// statements are the function's own permissions, beyond writing its logs and traces.
+	statements []awsiam.PolicyStatement
+	// managed are AWS managed policies the function's event source needs (by name).
+	managed []string
 }
 
-// Function settings every berth function shares: the decisions of the architecture
-// (provided.al2023 custom runtime, arm64, binary named bootstrap).
-var (
-	functionRuntime      = awslambda.Runtime_PROVIDED_AL2023()
-	functionArchitecture = awslambda.Architecture_ARM_64()
-)
+// Managed policies every function's role has: logs and X-Ray traces.
+var baseManagedPolicies = []string{"service-role/AWSLambdaBasicExecutionRole", "AWSXrayWriteOnlyAccess"}
 
+// Managed policies an event source or a VPC needs.
 const (
-	functionHandler = "bootstrap"
-	// logRetention keeps function logs for a month: long enough to investigate a failed
-	// create reported late, bounded so logs do not grow forever.
-	logRetention = awslogs.RetentionDays_ONE_MONTH
+	managedSQSConsumer    = "service-role/AWSLambdaSQSQueueExecutionRole"
+	managedStreamConsumer = "service-role/AWSLambdaDynamoDBExecutionRole"
+	managedVPCAccess      = "service-role/AWSLambdaVPCAccessExecutionRole"
 )
 
-// newFunction builds one function from dist/<binary>/bootstrap. A missing binary is an error
-// naming `make build`, not a synth that uploads an empty asset.
-func newFunction(scope constructs.Construct, p Props, spec functionSpec) (awslambda.Function, error) {
+const functionHandler = "bootstrap"
+
+// newFunction builds one function from DistDir/<binary>/bootstrap, with its own role (the
+// managed policies plus one inline policy of spec.statements) and its own log group. A
+// missing binary is an error naming `make build`, not a synth that uploads an empty asset.
+func newFunction(scope constructs.Construct, p Props, common map[string]*string, spec functionSpec) (awslambda.Function, error) {
 	dir := filepath.Join(p.DistDir, spec.binary)
 	if _, err := os.Stat(filepath.Join(dir, functionHandler)); err != nil {
 		return nil, fmt.Errorf("%s: no %s in %s (run `make build` at the repository root): %w", spec.id, functionHandler, dir, err)
 	}
+	vpc := spec.inVPC && len(p.SubnetIDs) > 0
+	managed := append([]string{}, baseManagedPolicies...)
+	if vpc {
+		managed = append(managed, managedVPCAccess)
+	}
+	managed = append(managed, spec.managed...)
+	var policies []awsiam.IManagedPolicy
+	for _, name := range managed {
+		policies = append(policies, awsiam.ManagedPolicy_FromAwsManagedPolicyName(jsii.String(name)))
+	}
+	roleProps := &awsiam.RoleProps{
+		AssumedBy:       awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		ManagedPolicies: &policies,
+	}
+	if len(spec.statements) > 0 {
+		roleProps.InlinePolicies = &map[string]awsiam.PolicyDocument{
+			"Policy0": awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &spec.statements}),
+		}
+	}
+	role := awsiam.NewRole(scope, jsii.String(spec.id+"Role"), roleProps)
+
+	logs := newLogGroup(scope, jsii.String(spec.id+"Logs"), p)
+	env := merge(common, spec.env)
 	props := &awslambda.FunctionProps{
-		Runtime:      functionRuntime,
-		Architecture: functionArchitecture,
-		Handler:      jsii.String(functionHandler),
-		Code:         awslambda.Code_FromAsset(jsii.String(dir), nil),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(spec.timeout.Seconds())),
-		MemorySize:   jsii.Number(spec.memory),
-		Environment:  &spec.env,
-		LogGroup: awslogs.NewLogGroup(scope, jsii.String(spec.id+"Logs"), &awslogs.LogGroupProps{
-			Retention:     logRetention,
-			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		}),
+		Description:           jsii.String(spec.description),
+		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:          awslambda.Architecture_ARM_64(),
+		Handler:               jsii.String(functionHandler),
+		Code:                  awslambda.Code_FromAsset(jsii.String(dir), nil),
+		Timeout:               seconds(spec.timeout),
+		MemorySize:            jsii.Number(FunctionMemoryMB),
+		Environment:           &env,
+		Role:                  role,
+		LogGroup:              logs,
+		LoggingFormat:         awslambda.LoggingFormat_JSON,
+		ApplicationLogLevelV2: awslambda.ApplicationLogLevel(ApplicationLogLevel),
+		SystemLogLevelV2:      awslambda.SystemLogLevel(SystemLogLevel),
 	}
 	if spec.reserved > 0 {
 		props.ReservedConcurrentExecutions = jsii.Number(spec.reserved)
 	}
 	fn := awslambda.NewFunction(scope, jsii.String(spec.id), props)
-	if spec.inVPC && len(p.SubnetIDs) > 0 {
-		placeInVPC(fn, p)
+	cfn := fn.Node().DefaultChild().(awslambda.CfnFunction)
+	// Active tracing through the property: the construct's Tracing option would add its own
+	// X-Ray statements beside the managed policy the role already has.
+	cfn.AddPropertyOverride(jsii.String("TracingConfig"), map[string]any{"Mode": "Active"})
+	if vpc {
+		// By id: the construct's VPC option needs a looked-up VPC, an account call at synth.
+		cfn.AddPropertyOverride(jsii.String("VpcConfig"), map[string]any{
+			"SubnetIds":        p.SubnetIDs,
+			"SecurityGroupIds": p.SecurityGroupIDs,
+		})
 	}
 	return fn, nil
 }
 
-// placeInVPC attaches the function to the given subnets and security groups by id. The L2
-// VPC props need a looked-up VPC (an account call at synth); ids keep synth offline, as
-// template.yaml's VpcConfig does.
-func placeInVPC(fn awslambda.Function, p Props) {
-	cfn := fn.Node().DefaultChild().(awslambda.CfnFunction)
-	cfn.AddPropertyOverride(jsii.String("VpcConfig"), map[string]any{
-		"SubnetIds":        p.SubnetIDs,
-		"SecurityGroupIds": p.SecurityGroupIDs,
+// allow is one Allow statement.
+func allow(actions []string, resources ...*string) awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Effect:    awsiam.Effect_ALLOW,
+		Actions:   jsii.Strings(actions...),
+		Resources: &resources,
 	})
-	fn.Role().AddManagedPolicy(awsiamManagedPolicy("service-role/AWSLambdaVPCAccessExecutionRole"))
+}
+
+func seconds(d time.Duration) awscdk.Duration {
+	return awscdk.Duration_Seconds(jsii.Number(d.Seconds()))
+}
+
+// newLogGroup is a log group with the deployment's retention, deleted with the stack (as
+// template.yaml's are).
+func newLogGroup(scope constructs.Construct, id *string, p Props) awslogs.LogGroup {
+	lg := awslogs.NewLogGroup(scope, id, &awslogs.LogGroupProps{RemovalPolicy: awscdk.RemovalPolicy_DESTROY})
+	// By number: the construct's retention is an enum of names.
+	lg.Node().DefaultChild().(awslogs.CfnLogGroup).SetRetentionInDays(jsii.Number(p.LogRetentionDays))
+	return lg
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,58 +16,108 @@ import (
 )
 
 // Props are a deployment's choices: the CDK twin of template.yaml's Parameters, with the same
-// names and defaults, so one stack can be deployed either way with the same settings.
+// names (as context keys) and defaults, so one stack can be deployed either way with the same
+// settings. Durations are whole seconds, as the template's parameters are.
 type Props struct {
-	// JWTIssuer is the issuer URL of an existing identity provider whose tokens the API accepts.
-	// Empty means the stack creates a Cognito user pool, an app client and the admin group, and
-	// trusts that pool. Defaults to "".
+	// TablePrefix starts the six table names (store.table_prefix). Defaults to config's.
+	TablePrefix string
+	// JWTIssuer is the issuer URL of an existing OpenID Connect provider whose tokens the API
+	// accepts. Empty means the stack creates a Cognito user pool, an app client and the admin
+	// group, and trusts that pool. Defaults to "".
 	JWTIssuer string
 	// JWTAudience lists the audiences (client ids) accepted with JWTIssuer; required with it.
 	JWTAudience []string
-	// AdminGroup is the group whose members see every owner's containers (auth.admin_group).
-	// Defaults to config's auth.admin_group.
+	// AdminClaim is the JWT claim that lists the caller's groups (auth.admin_claim). Defaults to
+	// config's.
+	AdminClaim string
+	// AdminGroup is the group whose members are administrators (auth.admin_group). Defaults to
+	// config's.
 	AdminGroup string
 	// CreateQueueMaxConcurrency is container.create_queue_max_concurrency: both the create
-	// worker's reserved concurrency and its queue mapping's maximum concurrency. SQS allows no
-	// maximum concurrency below 2, so a value of 1 is held by the reserved concurrency alone.
-	// Defaults to config's container.create_queue_max_concurrency.
+	// worker's reserved concurrency and its queue mapping's maximum concurrency. Defaults to
+	// config's.
 	CreateQueueMaxConcurrency int
 	// CreateQueueMaxPending is container.create_queue_max_pending. Defaults to config's.
 	CreateQueueMaxPending int
+	// CreateStartTimeoutSeconds is container.create_start_timeout; one of
+	// CreateStartTimeoutChoices, from which the workers' timeouts and the queues' visibility
+	// follow. Defaults to config's.
+	CreateStartTimeoutSeconds int
 	// MaxAttempts is container.max_attempts: the queues' maxReceiveCount. Defaults to config's.
 	MaxAttempts int
-	// ReconcileSchedule is the reconciler's EventBridge Scheduler expression.
-	// Defaults to DefaultReconcileSchedule.
+	// StopGracePeriodSeconds is container.stop_grace_period (0..60). Defaults to config's.
+	StopGracePeriodSeconds int
+	// OutboxSweepAfterSeconds is container.outbox_sweep_after. Defaults to config's.
+	OutboxSweepAfterSeconds int
+	// OrphanGraceSeconds is container.orphan_grace. Defaults to config's.
+	OrphanGraceSeconds int
+	// ReconcileSchedule is the reconciler's EventBridge Scheduler expression: the bound on
+	// noticing a container that exits by itself. Defaults to DefaultReconcileSchedule.
 	ReconcileSchedule string
-	// SubnetIDs and SecurityGroupIDs put the functions that reach Docker hosts or clusters
-	// (workers, reconciler) in a VPC; both empty means no VPC. Defaults to none.
+	// AllowedRuntimes is container.allowed_runtimes, comma-separated; one of
+	// AllowedRuntimesChoices. Defaults to config's.
+	AllowedRuntimes string
+	// WorkspaceRoot is container.workspace_root on the Docker hosts. Defaults to config's.
+	WorkspaceRoot string
+	// RuntimeConfigSecretArn is a Secrets Manager secret holding a config.yml document with
+	// docker.hosts and their TLS material; only the workers and the reconciler may read it.
+	// Defaults to "" (no Docker hosts until one is set).
+	RuntimeConfigSecretArn string
+	// SubnetIDs and SecurityGroupIDs put the functions that reach Docker hosts (workers,
+	// reconciler) in a VPC; no subnets means no VPC. Defaults to none.
 	SubnetIDs        []string
 	SecurityGroupIDs []string
+	// DeletionProtection turns on the tables' deletion protection. Defaults to true.
+	DeletionProtection bool
+	// LogRetentionDays is the retention of every log group; one CloudWatch Logs accepts.
+	// Defaults to DefaultLogRetentionDays.
+	LogRetentionDays int
 	// AlarmTopicARN is an SNS topic the alarms notify; empty means alarms without actions.
 	AlarmTopicARN string
-	// DeletionProtection protects the tables from deletion. Defaults to true.
-	DeletionProtection bool
-	// DistDir holds dist/<fn>/bootstrap, what `make build` writes. Defaults to DefaultDistDir.
+	// DistDir holds <fn>/bootstrap for every function, what `make build` writes. Not a template
+	// parameter: SAM builds the code itself. Defaults to DefaultDistDir.
 	DistDir string
 }
 
-// DefaultReconcileSchedule runs the reconciler once a minute: the bound on noticing a container
-// that exits by itself on AWS.
+// DefaultReconcileSchedule runs the reconciler once a minute.
 const DefaultReconcileSchedule = "rate(1 minute)"
+
+// DefaultLogRetentionDays keeps logs for a month: long enough to look into a failure reported
+// late, bounded so logs do not grow forever.
+const DefaultLogRetentionDays = 30
 
 // DefaultDistDir is where `make build` leaves the function binaries, seen from infra/.
 const DefaultDistDir = "../dist"
 
-// DefaultProps are the values of template.yaml's parameter defaults.
+// CreateStartTimeoutChoices are the create_start_timeout values a stack accepts: each gives a
+// worker timeout under Lambda's 15-minute limit (see WorkerTimeout).
+var CreateStartTimeoutChoices = []int{60, 120, 180, 300, 600, 840}
+
+// AllowedRuntimesChoices are the values of AllowedRuntimes.
+var AllowedRuntimesChoices = []string{"docker", "kubernetes", "docker,kubernetes"}
+
+// logRetentionChoices are the retentions CloudWatch Logs accepts.
+var logRetentionChoices = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+
+// DefaultProps are template.yaml's parameter defaults, taken from berth's configuration defaults.
 func DefaultProps() Props {
 	c := config.Default()
 	return Props{
+		TablePrefix:               c.Store.TablePrefix,
+		AdminClaim:                c.Auth.AdminClaim,
 		AdminGroup:                c.Auth.AdminGroup,
 		CreateQueueMaxConcurrency: c.Container.CreateQueueMaxConcurrency,
 		CreateQueueMaxPending:     c.Container.CreateQueueMaxPending,
+		CreateStartTimeoutSeconds: int(c.Container.CreateStartTimeout.Seconds()),
 		MaxAttempts:               c.Container.MaxAttempts,
+		StopGracePeriodSeconds:    int(c.Container.StopGracePeriod.Seconds()),
+		OutboxSweepAfterSeconds:   int(c.Container.OutboxSweepAfter.Seconds()),
+		OrphanGraceSeconds:        int(c.Container.OrphanGrace.Seconds()),
 		ReconcileSchedule:         DefaultReconcileSchedule,
+		AllowedRuntimes:           strings.Join(c.Container.AllowedRuntimes, ","),
+		WorkspaceRoot:             c.Container.WorkspaceRoot,
 		DeletionProtection:        true,
+		LogRetentionDays:          DefaultLogRetentionDays,
 		DistDir:                   DefaultDistDir,
 	}
 }
@@ -91,19 +142,31 @@ func EnvName(name string) string {
 // The parameter names, shared by template.yaml, CDK context (-c Name=value) and, through
 // EnvName, the environment.
 const (
+	ParamTablePrefix               = "TablePrefix"
 	ParamJWTIssuer                 = "JwtIssuer"
 	ParamJWTAudience               = "JwtAudience"
+	ParamAdminClaim                = "AdminClaim"
 	ParamAdminGroup                = "AdminGroup"
 	ParamCreateQueueMaxConcurrency = "CreateQueueMaxConcurrency"
 	ParamCreateQueueMaxPending     = "CreateQueueMaxPending"
+	ParamCreateStartTimeoutSeconds = "CreateStartTimeoutSeconds"
 	ParamMaxAttempts               = "MaxAttempts"
+	ParamStopGracePeriodSeconds    = "StopGracePeriodSeconds"
+	ParamOutboxSweepAfterSeconds   = "OutboxSweepAfterSeconds"
+	ParamOrphanGraceSeconds        = "OrphanGraceSeconds"
 	ParamReconcileSchedule         = "ReconcileSchedule"
+	ParamAllowedRuntimes           = "AllowedRuntimes"
+	ParamWorkspaceRoot             = "WorkspaceRoot"
+	ParamRuntimeConfigSecretArn    = "RuntimeConfigSecretArn"
 	ParamSubnetIDs                 = "SubnetIds"
 	ParamSecurityGroupIDs          = "SecurityGroupIds"
-	ParamAlarmTopicARN             = "AlarmTopicArn"
 	ParamDeletionProtection        = "DeletionProtection"
+	ParamLogRetentionDays          = "LogRetentionDays"
+	ParamAlarmTopicARN             = "AlarmTopicArn"
 	ParamDistDir                   = "DistDir"
 )
+
+var tablePrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}$`)
 
 var scheduleRE = regexp.MustCompile(`^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\)|at\(.+\))$`)
 
@@ -142,17 +205,27 @@ func LoadProps(lookup Lookup) (Props, error) {
 			*dst = b
 		}
 	}
+	str(ParamTablePrefix, &p.TablePrefix)
 	str(ParamJWTIssuer, &p.JWTIssuer)
 	list(ParamJWTAudience, &p.JWTAudience)
+	str(ParamAdminClaim, &p.AdminClaim)
 	str(ParamAdminGroup, &p.AdminGroup)
 	integer(ParamCreateQueueMaxConcurrency, &p.CreateQueueMaxConcurrency)
 	integer(ParamCreateQueueMaxPending, &p.CreateQueueMaxPending)
+	integer(ParamCreateStartTimeoutSeconds, &p.CreateStartTimeoutSeconds)
 	integer(ParamMaxAttempts, &p.MaxAttempts)
+	integer(ParamStopGracePeriodSeconds, &p.StopGracePeriodSeconds)
+	integer(ParamOutboxSweepAfterSeconds, &p.OutboxSweepAfterSeconds)
+	integer(ParamOrphanGraceSeconds, &p.OrphanGraceSeconds)
 	str(ParamReconcileSchedule, &p.ReconcileSchedule)
+	str(ParamAllowedRuntimes, &p.AllowedRuntimes)
+	str(ParamWorkspaceRoot, &p.WorkspaceRoot)
+	str(ParamRuntimeConfigSecretArn, &p.RuntimeConfigSecretArn)
 	list(ParamSubnetIDs, &p.SubnetIDs)
 	list(ParamSecurityGroupIDs, &p.SecurityGroupIDs)
-	str(ParamAlarmTopicARN, &p.AlarmTopicARN)
 	boolean(ParamDeletionProtection, &p.DeletionProtection)
+	integer(ParamLogRetentionDays, &p.LogRetentionDays)
+	str(ParamAlarmTopicARN, &p.AlarmTopicARN)
 	str(ParamDistDir, &p.DistDir)
 	if len(errs) > 0 {
 		return p, errors.Join(errs...)
@@ -160,42 +233,74 @@ func LoadProps(lookup Lookup) (Props, error) {
 	return p, p.Validate()
 }
 
-// Validate reports every setting that cannot make a working stack.
+// Validate reports every setting that cannot make a working stack, with the template's own
+// constraints.
 func (p Props) Validate() error {
 	var errs []error
+	bad := func(name string, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{name}, args...)...))
+	}
+	if !tablePrefixRE.MatchString(p.TablePrefix) {
+		bad(ParamTablePrefix, "%q: 1 to 200 of A-Z a-z 0-9 _ . -", p.TablePrefix)
+	}
 	if p.JWTIssuer != "" {
 		if u, err := url.Parse(p.JWTIssuer); err != nil || u.Scheme != "https" || u.Host == "" {
-			errs = append(errs, fmt.Errorf("%s: %q is not an https URL", ParamJWTIssuer, p.JWTIssuer))
+			bad(ParamJWTIssuer, "%q is not an https URL", p.JWTIssuer)
 		}
 		if len(p.JWTAudience) == 0 {
-			errs = append(errs, fmt.Errorf("%s: required with %s (the client ids the tokens are issued to)", ParamJWTAudience, ParamJWTIssuer))
+			bad(ParamJWTAudience, "required with %s (the client ids the tokens are issued to)", ParamJWTIssuer)
 		}
-	} else if len(p.JWTAudience) > 0 {
-		errs = append(errs, fmt.Errorf("%s: set without %s (the stack's own Cognito pool has its own client)", ParamJWTAudience, ParamJWTIssuer))
 	}
-	if p.AdminGroup == "" {
-		errs = append(errs, fmt.Errorf("%s: empty", ParamAdminGroup))
+	if p.AdminClaim == "" {
+		bad(ParamAdminClaim, "empty")
+	}
+	if n := len([]rune(p.AdminGroup)); n < 1 || n > 128 || strings.ContainsAny(p.AdminGroup, " \t\n") {
+		bad(ParamAdminGroup, "%q: 1 to 128 characters without spaces", p.AdminGroup)
 	}
 	if p.CreateQueueMaxConcurrency < 1 || p.CreateQueueMaxConcurrency > 1000 {
-		errs = append(errs, fmt.Errorf("%s: %d is outside 1..1000", ParamCreateQueueMaxConcurrency, p.CreateQueueMaxConcurrency))
+		bad(ParamCreateQueueMaxConcurrency, "%d is outside 1..1000", p.CreateQueueMaxConcurrency)
 	}
 	if p.CreateQueueMaxPending < 1 {
-		errs = append(errs, fmt.Errorf("%s: %d is below 1", ParamCreateQueueMaxPending, p.CreateQueueMaxPending))
+		bad(ParamCreateQueueMaxPending, "%d is below 1", p.CreateQueueMaxPending)
+	}
+	if !slices.Contains(CreateStartTimeoutChoices, p.CreateStartTimeoutSeconds) {
+		bad(ParamCreateStartTimeoutSeconds, "%d is not one of %v", p.CreateStartTimeoutSeconds, CreateStartTimeoutChoices)
 	}
 	if p.MaxAttempts < 1 || p.MaxAttempts > 1000 {
-		errs = append(errs, fmt.Errorf("%s: %d is outside 1..1000 (SQS maxReceiveCount)", ParamMaxAttempts, p.MaxAttempts))
+		bad(ParamMaxAttempts, "%d is outside 1..1000 (SQS maxReceiveCount)", p.MaxAttempts)
+	}
+	if p.StopGracePeriodSeconds < 0 || p.StopGracePeriodSeconds > 60 {
+		bad(ParamStopGracePeriodSeconds, "%d is outside 0..60", p.StopGracePeriodSeconds)
+	}
+	if p.OutboxSweepAfterSeconds < 1 {
+		bad(ParamOutboxSweepAfterSeconds, "%d is below 1", p.OutboxSweepAfterSeconds)
+	}
+	if p.OrphanGraceSeconds < 0 {
+		bad(ParamOrphanGraceSeconds, "%d is below 0", p.OrphanGraceSeconds)
 	}
 	if !scheduleRE.MatchString(p.ReconcileSchedule) {
-		errs = append(errs, fmt.Errorf("%s: %q is not rate(N unit), cron(...) or at(...)", ParamReconcileSchedule, p.ReconcileSchedule))
+		bad(ParamReconcileSchedule, "%q is not rate(N unit), cron(...) or at(...)", p.ReconcileSchedule)
 	}
-	if (len(p.SubnetIDs) == 0) != (len(p.SecurityGroupIDs) == 0) {
-		errs = append(errs, fmt.Errorf("%s and %s: set both or neither", ParamSubnetIDs, ParamSecurityGroupIDs))
+	if !slices.Contains(AllowedRuntimesChoices, p.AllowedRuntimes) {
+		bad(ParamAllowedRuntimes, "%q is not one of %q", p.AllowedRuntimes, AllowedRuntimesChoices)
+	}
+	if !strings.HasPrefix(p.WorkspaceRoot, "/") {
+		bad(ParamWorkspaceRoot, "%q is not an absolute path", p.WorkspaceRoot)
+	}
+	if p.RuntimeConfigSecretArn != "" && !strings.HasPrefix(p.RuntimeConfigSecretArn, "arn:") {
+		bad(ParamRuntimeConfigSecretArn, "%q is not an ARN", p.RuntimeConfigSecretArn)
+	}
+	if len(p.SubnetIDs) > 0 && len(p.SecurityGroupIDs) == 0 {
+		bad(ParamSecurityGroupIDs, "required with %s", ParamSubnetIDs)
+	}
+	if !slices.Contains(logRetentionChoices, p.LogRetentionDays) {
+		bad(ParamLogRetentionDays, "%d is not a retention CloudWatch Logs accepts (%v)", p.LogRetentionDays, logRetentionChoices)
 	}
 	if p.AlarmTopicARN != "" && !strings.HasPrefix(p.AlarmTopicARN, "arn:") {
-		errs = append(errs, fmt.Errorf("%s: %q is not an ARN", ParamAlarmTopicARN, p.AlarmTopicARN))
+		bad(ParamAlarmTopicARN, "%q is not an ARN", p.AlarmTopicARN)
 	}
 	if p.DistDir == "" {
-		errs = append(errs, fmt.Errorf("%s: empty", ParamDistDir))
+		bad(ParamDistDir, "empty")
 	}
 	return errors.Join(errs...)
 }

@@ -1,52 +1,69 @@
 package berthstack
 
 import (
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsschedulertargets"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
 // Reconciler holds the recovery loop: the reconciler function and the schedule that runs it.
 // On AWS it is also how a container that exits by itself is noticed: within one schedule
-// period.
+// period plus one pass.
 type Reconciler struct {
 	constructs.Construct
 	Function awslambda.Function
-	Schedule awsscheduler.Schedule
+	Schedule awsscheduler.CfnSchedule
 }
 
-// ReconcilerScheduleRetries is how often the scheduler retries a failed invocation; the next
-// tick runs a pass anyway, so retries only shorten a gap.
-const ReconcilerScheduleRetries = 2
-
-func newReconciler(scope constructs.Construct, p Props, tables *Tables, pl *Pipeline, rt *RuntimeAccess) (*Reconciler, error) {
+func newReconciler(scope constructs.Construct, p Props, common map[string]*string, tables *Tables, pl *Pipeline) (*Reconciler, error) {
 	r := &Reconciler{Construct: constructs.NewConstruct(scope, jsii.String("Reconciler"))}
-	fn, err := newFunction(r.Construct, p, functionSpec{
+	fn, err := newFunction(r.Construct, p, common, functionSpec{
 		id: "ReconcilerFunction", binary: "reconciler",
-		timeout: ReconcilerTimeout, memory: FunctionMemoryMB,
-		// One pass at a time: two passes would race on the same stuck instances and orphans.
+		description: "berth reconciler (one bounded pass per schedule tick)",
+		timeout:     ReconcilerTimeout,
+		// One pass at a time: a tick that finds a pass still running is dropped; the next one
+		// comes a period later.
 		reserved: 1,
 		inVPC:    true,
-		env:      merge(storeEnv(tables), queueEnv(pl), containerEnv(p), rt.env()),
+		env: merge(queueEnv(pl), runtimeEnv(p), map[string]*string{
+			envOutboxSweepAfter: jsii.String(strconv.Itoa(p.OutboxSweepAfterSeconds) + "s"),
+			envOrphanGrace:      jsii.String(strconv.Itoa(p.OrphanGraceSeconds) + "s"),
+		}),
+		statements: append([]awsiam.PolicyStatement{
+			// The sweep lists undispatched outbox items through the outbox's index.
+			allow(workerActions, tables.Arns(workerTables, dynamostore.TableInstances, dynamostore.TableOutbox)...),
+			// The sweep sends stale outbox items again.
+			allow([]string{"sqs:SendMessage"}, pl.Create.Queue.QueueArn(), pl.Lifecycle.Queue.QueueArn()),
+		}, runtimeStatements(p)...),
 	})
 	if err != nil {
 		return nil, err
 	}
 	r.Function = fn
-	allowStore(fn, tables)
-	// The outbox sweep sends stale items again.
-	allowSend(fn, pl.Create.Queue, pl.Lifecycle.Queue)
-	rt.allowRead(fn)
 
-	r.Schedule = awsscheduler.NewSchedule(r.Construct, jsii.String("Schedule"), &awsscheduler.ScheduleProps{
-		Schedule: awsscheduler.ScheduleExpression_Expression(jsii.String(p.ReconcileSchedule), nil),
-		Target: awsschedulertargets.NewLambdaInvoke(fn, &awsschedulertargets.ScheduleTargetBaseProps{
-			RetryAttempts: jsii.Number(ReconcilerScheduleRetries),
-			MaxEventAge:   seconds(ReconcilerTimeout),
-		}),
-		Description: jsii.String("berth reconciler: runtimes against instances, stuck statuses, stale outbox items, orphans"),
+	role := awsiam.NewRole(r.Construct, jsii.String("ScheduleRole"), &awsiam.RoleProps{
+		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), nil),
+		InlinePolicies: &map[string]awsiam.PolicyDocument{
+			"InvokeReconciler": awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{
+				Statements: &[]awsiam.PolicyStatement{allow([]string{"lambda:InvokeFunction"}, fn.FunctionArn())},
+			}),
+		},
+	})
+	r.Schedule = awsscheduler.NewCfnSchedule(r.Construct, jsii.String("Schedule"), &awsscheduler.CfnScheduleProps{
+		ScheduleExpression: jsii.String(p.ReconcileSchedule),
+		FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: jsii.String("OFF")},
+		Target: &awsscheduler.CfnSchedule_TargetProperty{
+			Arn:     fn.FunctionArn(),
+			RoleArn: role.RoleArn(),
+			// A failed pass is not retried: the next tick runs one anyway.
+			RetryPolicy: &awsscheduler.CfnSchedule_RetryPolicyProperty{MaximumRetryAttempts: jsii.Number(ReconcilerScheduleRetries)},
+		},
 	})
 	return r, nil
 }

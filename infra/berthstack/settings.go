@@ -1,54 +1,71 @@
 package berthstack
 
-import (
-	"time"
+import "time"
 
-	"github.com/berth-io/berth/internal/config"
-)
-
-// Function timeouts and memory: the settings template.yaml gives each function.
+// Function settings; template.yaml gives each function the same.
 const (
-	// APITimeout covers the longest request, a wait (server.wait_max, 25 s), plus a margin;
-	// API Gateway's own integration limit is 30 s.
+	// APITimeout: GET .../wait holds a request up to server.wait_max (25 s), and API Gateway
+	// ends an integration at 30 s.
 	APITimeout = 29 * time.Second
-	// DispatcherTimeout bounds one stream batch: a send per record and a mark per record.
-	DispatcherTimeout = 60 * time.Second
-	// LifecycleWorkerTimeout covers a stop (stop_grace_period) or delete plus runtime calls.
-	LifecycleWorkerTimeout = 120 * time.Second
+	// DispatcherTimeout bounds one stream batch: a send and a mark per record.
+	DispatcherTimeout = 30 * time.Second
 	// ReconcilerTimeout bounds one pass; a pass cut short resumes on the next tick.
 	ReconcilerTimeout = 120 * time.Second
-	// CreateWorkerMargin is added to create_start_timeout for the create worker's timeout:
-	// the worker stops waiting for a stable container before the invocation's own deadline.
-	CreateWorkerMargin = 60 * time.Second
-
-	// FunctionMemoryMB is every function's memory; CPU scales with it, and the functions are
-	// I/O bound.
+	// WorkerMargin is added to create_start_timeout for the workers' timeout: placing,
+	// creating and the bookkeeping around the wait (the worker stops waiting before its
+	// invocation's deadline).
+	WorkerMargin = 60 * time.Second
+	// FunctionMemoryMB is every function's memory; the functions are I/O bound.
 	FunctionMemoryMB = 256
+	// ApplicationLogLevel and SystemLogLevel are the functions' JSON log levels.
+	ApplicationLogLevel = "INFO"
+	SystemLogLevel      = "WARN"
 )
 
-// Queue and stream settings.
+// Queue, stream and API settings.
 const (
-	// VisibilityFactor is AWS's recommendation for a queue an SQS mapping consumes: its
-	// visibility timeout is six times the consumer's timeout, so a message is not redelivered
-	// while an invocation that holds it (and the mapping's own retries) can still run.
+	// VisibilityFactor is AWS's recommendation for a queue an SQS mapping consumes: a
+	// visibility timeout six times the consumer's timeout.
 	VisibilityFactor = 6
-	// DeadLetterRetention keeps dead letters for SQS's maximum, 14 days, for investigation.
+	// QueueRetention keeps work messages four days (SQS's default, written out).
+	QueueRetention = 4 * 24 * time.Hour
+	// DeadLetterRetention keeps dead letters and stream failures SQS's maximum, 14 days.
 	DeadLetterRetention = 14 * 24 * time.Hour
 	// DispatcherBatchSize is the stream records per dispatcher invocation.
 	DispatcherBatchSize = 100
 	// DispatcherMaxRetries bounds the retries of a failing stream batch (bisected on error);
-	// past them the record goes to the dispatch failure queue, and the outbox sweep sends the
-	// item anyway because it is still pending.
+	// past them the record's description goes to the stream failure queue, and the
+	// reconciler's sweep sends the item, which is still pending.
 	DispatcherMaxRetries = 5
-	// DispatcherMaxRecordAge bounds how long a record is retried.
-	DispatcherMaxRecordAge = time.Hour
-	// LifecycleBatchSize is the lifecycle worker's batch: several stops and deletes per
-	// invocation, each reported on its own (ReportBatchItemFailures).
-	LifecycleBatchSize = 10
+	// DispatcherMaxRecordAge bounds how long a stream record is retried.
+	DispatcherMaxRecordAge = 15 * time.Minute
+	// LifecycleBatchSize: a start waits for stability like a create, so one per invocation.
+	LifecycleBatchSize = 1
+	// APIThrottleBurst and APIThrottleRate bound the whole API's request rate.
+	APIThrottleBurst = 200
+	APIThrottleRate  = 100
+	// ReconcilerScheduleRetries: a failed pass is not retried; the next tick runs one anyway.
+	ReconcilerScheduleRetries = 0
 )
 
-// CreateWorkerTimeout is the create worker's timeout: create_start_timeout plus
-// CreateWorkerMargin. The slot is the invocation.
-func CreateWorkerTimeout() time.Duration {
-	return config.Default().Container.CreateStartTimeout + CreateWorkerMargin
+// Alarm settings.
+const (
+	// AlarmPeriod is the period of every alarm's metric.
+	AlarmPeriod = 5 * time.Minute
+	// OutboxAgeThreshold: an item is normally dispatched within a second; older than the sweep
+	// age plus a few periods means neither the stream nor the sweep is sending.
+	OutboxAgeThreshold = 5 * time.Minute
+	// MetricOutboxOldestPendingAge is the metric every reconcile pass emits (namespace berth,
+	// dimension Function).
+	MetricOutboxOldestPendingAge = "OutboxOldestPendingAge"
+)
+
+// WorkerTimeout is the workers' timeout for a create_start_timeout: the wait plus WorkerMargin.
+func WorkerTimeout(createStart time.Duration) time.Duration { return createStart + WorkerMargin }
+
+// QueueVisibility is the work queues' visibility timeout for a create_start_timeout.
+func QueueVisibility(createStart time.Duration) time.Duration {
+	return VisibilityFactor * WorkerTimeout(createStart)
 }
+
+func secondsOf(n int) time.Duration { return time.Duration(n) * time.Second }

@@ -34,30 +34,44 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 		stackProps.Description = jsii.String("berth: container lifecycles on Lambda, DynamoDB and SQS")
 	}
 	s := &Stack{Stack: awscdk.NewStack(scope, jsii.String(id), stackProps)}
+	common := commonEnv(p)
 	s.Tables = newTables(s.Stack, p)
-	rt := newRuntimeAccess(s.Stack)
 	var err error
-	if s.API, err = newAPI(s.Stack, p, s.Tables); err != nil {
+	if s.API, err = newAPI(s.Stack, p, common, s.Tables); err != nil {
 		return nil, err
 	}
-	if s.Pipeline, err = newPipeline(s.Stack, p, s.Tables); err != nil {
+	s.Pipeline = newQueues(s.Stack, p)
+	if err := s.Pipeline.addDispatcher(p, common, s.Tables); err != nil {
 		return nil, err
 	}
-	if s.Workers, err = newWorkers(s.Stack, p, s.Tables, s.Pipeline, rt); err != nil {
+	if s.Workers, err = newWorkers(s.Stack, p, common, s.Tables, s.Pipeline); err != nil {
 		return nil, err
 	}
-	if s.Reconciler, err = newReconciler(s.Stack, p, s.Tables, s.Pipeline, rt); err != nil {
+	if s.Reconciler, err = newReconciler(s.Stack, p, common, s.Tables, s.Pipeline); err != nil {
 		return nil, err
 	}
 	s.Alarms = newAlarms(s.Stack, p, s.Pipeline, s.Workers, s.Reconciler)
-
-	awscdk.NewCfnOutput(s.Stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
-		Description: jsii.String("BERTH_URL for the CLI"),
-		Value:       s.API.HTTPAPI.ApiEndpoint(),
-	})
-	if s.API.UserPool != nil {
-		awscdk.NewCfnOutput(s.Stack, jsii.String("UserPoolId"), &awscdk.CfnOutputProps{Value: s.API.UserPool.UserPoolId()})
-		awscdk.NewCfnOutput(s.Stack, jsii.String("UserPoolClientId"), &awscdk.CfnOutputProps{Value: s.API.UserPoolClient.UserPoolClientId()})
-	}
+	s.outputs()
 	return s, nil
+}
+
+// outputs are what a user needs after a deploy: template.yaml's Outputs, by the same names.
+func (s *Stack) outputs() {
+	out := func(name, description string, value *string) {
+		props := &awscdk.CfnOutputProps{Value: value}
+		if description != "" {
+			props.Description = jsii.String(description)
+		}
+		awscdk.NewCfnOutput(s.Stack, jsii.String(name), props)
+	}
+	out("ApiUrl", "BERTH_URL for the CLI", s.API.HTTPAPI.ApiEndpoint())
+	if s.API.UserPool != nil {
+		out("UserPoolId", "Cognito user pool (add users here; the admin group is AdminGroup)", s.API.UserPool.Ref())
+		out("UserPoolClientId", "App client for `aws cognito-idp initiate-auth`", s.API.UserPoolClient.Ref())
+	}
+	out("CreateQueueUrl", "", s.Pipeline.Create.Queue.QueueUrl())
+	out("LifecycleQueueUrl", "", s.Pipeline.Lifecycle.Queue.QueueUrl())
+	out("CreateDeadLetterQueueUrl", "", s.Pipeline.Create.DeadLetter.QueueUrl())
+	out("LifecycleDeadLetterQueueUrl", "", s.Pipeline.Lifecycle.DeadLetter.QueueUrl())
+	out("StreamFailureQueueUrl", "", s.Pipeline.StreamFailure.QueueUrl())
 }

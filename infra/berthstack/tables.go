@@ -1,6 +1,8 @@
 package berthstack
 
 import (
+	"slices"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,12 +34,8 @@ func (t *Tables) All() []awsdynamodb.CfnTable {
 	return out
 }
 
-// TablePrefix is the stack's table name prefix: the stack name, so that several deployments
-// share an account.
-func TablePrefix() *string { return jsii.String(*awscdk.Aws_STACK_NAME() + "-") }
-
 func newTables(scope constructs.Construct, p Props) *Tables {
-	t := &Tables{Construct: constructs.NewConstruct(scope, jsii.String("Tables")), Prefix: TablePrefix(), byName: map[string]awsdynamodb.CfnTable{}}
+	t := &Tables{Construct: constructs.NewConstruct(scope, jsii.String("Tables")), Prefix: jsii.String(p.TablePrefix), byName: map[string]awsdynamodb.CfnTable{}}
 	for _, def := range dynamostore.Tables(*t.Prefix) {
 		in := def.Create
 		props := &awsdynamodb.CfnTableProps{
@@ -47,7 +45,6 @@ func newTables(scope constructs.Construct, p Props) *Tables {
 				PointInTimeRecoveryEnabled: jsii.Bool(true),
 			},
 			DeletionProtectionEnabled: jsii.Bool(p.DeletionProtection),
-			SseSpecification:          &awsdynamodb.CfnTable_SSESpecificationProperty{SseEnabled: jsii.Bool(true)},
 		}
 		var attrs []*awsdynamodb.CfnTable_AttributeDefinitionProperty
 		for _, a := range in.AttributeDefinitions {
@@ -93,10 +90,15 @@ func keySchema(in []types.KeySchemaElement) []*awsdynamodb.CfnTable_KeySchemaPro
 	return out
 }
 
-// awsdynamodbTable is the L2 view of a table that event sources and grants need.
-func awsdynamodbTable(scope constructs.Construct, id string, t awsdynamodb.CfnTable) awsdynamodb.ITable {
-	return awsdynamodb.Table_FromTableAttributes(scope, jsii.String(id), &awsdynamodb.TableAttributes{
-		TableArn:       t.AttrArn(),
-		TableStreamArn: t.AttrStreamArn(),
-	})
+// Arns returns the ARNs of the named tables, each followed by its indexes' ARN pattern when
+// withIndexes names it.
+func (t *Tables) Arns(names []string, withIndexes ...string) []*string {
+	var out []*string
+	for _, n := range names {
+		out = append(out, t.byName[n].AttrArn())
+		if slices.Contains(withIndexes, n) {
+			out = append(out, jsii.String(*t.byName[n].AttrArn()+"/index/*"))
+		}
+	}
+	return out
 }

@@ -1,70 +1,102 @@
 package berthstack
 
 import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
 // Workers holds the two queue consumers: the create worker, whose concurrency is the create
-// limit, and the lifecycle worker (start, stop, delete).
+// limit, and the lifecycle worker (start, stop, delete), with their queue mappings.
 type Workers struct {
 	constructs.Construct
-	Create    awslambda.Function
-	Lifecycle awslambda.Function
+	Create           awslambda.Function
+	CreateMapping    awslambda.CfnEventSourceMapping
+	Lifecycle        awslambda.Function
+	LifecycleMapping awslambda.CfnEventSourceMapping
 }
 
-// MinSQSMaxConcurrency is SQS's floor for an event source mapping's maximum concurrency.
+// MinSQSMaxConcurrency is AWS's floor for an SQS mapping's maximum concurrency. With a create
+// limit of 1 the mapping gets this floor and the reserved concurrency of 1 holds the limit:
+// the poller may then try a second invocation, which is throttled and returns the message to
+// the queue, where it waits out its visibility timeout and spends one receive of MaxAttempts.
 const MinSQSMaxConcurrency = 2
 
-func newWorkers(scope constructs.Construct, p Props, tables *Tables, pl *Pipeline, rt *RuntimeAccess) (*Workers, error) {
+// workerTables are the tables a worker or the reconciler uses (not idempotency: only creates
+// through the API record keys).
+var workerTables = []string{dynamostore.TableInstances, dynamostore.TableOutbox, dynamostore.TableEvents,
+	dynamostore.TableTemplates, dynamostore.TableCounters}
+
+// workerActions are the item operations of a worker or the reconciler: no Scan.
+var workerActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+	"dynamodb:ConditionCheckItem", "dynamodb:Query"}
+
+// ecrPullToken lets a function fetch an ECR pull token for the Docker hosts. The action has
+// no resource-level permissions: "*" is the only resource it accepts.
+func ecrPullToken() awsiam.PolicyStatement {
+	return allow([]string{"ecr:GetAuthorizationToken"}, jsii.String("*"))
+}
+
+// runtimeStatements are what a function that reaches Docker hosts needs beside the store: the
+// ECR pull token and, when there is one, the secret with the hosts.
+func runtimeStatements(p Props) []awsiam.PolicyStatement {
+	out := []awsiam.PolicyStatement{ecrPullToken()}
+	if p.RuntimeConfigSecretArn != "" {
+		out = append(out, allow([]string{"secretsmanager:GetSecretValue"}, jsii.String(p.RuntimeConfigSecretArn)))
+	}
+	return out
+}
+
+func newWorkers(scope constructs.Construct, p Props, common map[string]*string, tables *Tables, pl *Pipeline) (*Workers, error) {
 	w := &Workers{Construct: constructs.NewConstruct(scope, jsii.String("Workers"))}
-	env := merge(storeEnv(tables), queueEnv(pl), containerEnv(p), rt.env())
-
-	create, err := newFunction(w.Construct, p, functionSpec{
-		id: "CreateWorkerFunction", binary: "worker",
-		timeout: CreateWorkerTimeout(), memory: FunctionMemoryMB,
-		// The create limit: at most this many creates hold a slot at once, each for its whole
-		// invocation (until the container is stable or create_start_timeout passes).
-		reserved: p.CreateQueueMaxConcurrency,
-		inVPC:    true, env: env,
-	})
-	if err != nil {
+	storeStatement := allow(workerActions, tables.Arns(workerTables, dynamostore.TableInstances)...)
+	worker := func(id, description string, q awssqs.Queue, reserved int) (awslambda.Function, error) {
+		return newFunction(w.Construct, p, common, functionSpec{
+			id: id, binary: "worker", description: description,
+			// A start waits for stability like a create does: both workers wait as long.
+			timeout:  WorkerTimeout(secondsOf(p.CreateStartTimeoutSeconds)),
+			reserved: reserved,
+			inVPC:    true,
+			env:      merge(queueEnv(pl), runtimeEnv(p)),
+			managed:  []string{managedSQSConsumer},
+			statements: append([]awsiam.PolicyStatement{
+				storeStatement,
+				// A failed operation's retry delay is set on its message.
+				allow([]string{"sqs:ChangeMessageVisibility"}, q.QueueArn()),
+			}, runtimeStatements(p)...),
+		})
+	}
+	var err error
+	// The create limit: never more invocations than slots. Each invocation holds its slot
+	// until the container is stable or create_start_timeout passes.
+	if w.Create, err = worker("CreateWorkerFunction", "berth create worker (one create per invocation; the invocation is the slot)",
+		pl.Create.Queue, p.CreateQueueMaxConcurrency); err != nil {
 		return nil, err
 	}
-	createSource := &awslambdaeventsources.SqsEventSourceProps{
-		// One create per invocation: the invocation is the slot.
-		BatchSize:               jsii.Number(1),
-		ReportBatchItemFailures: jsii.Bool(true),
-	}
-	// The mapping's maximum concurrency keeps the poller from invoking past the reserved
-	// concurrency (throttled invocations would spend receives, and so attempts, for nothing).
-	// SQS refuses a value below 2; with a limit of 1 the reserved concurrency alone holds it.
-	if p.CreateQueueMaxConcurrency >= MinSQSMaxConcurrency {
-		createSource.MaxConcurrency = jsii.Number(p.CreateQueueMaxConcurrency)
-	}
-	create.AddEventSource(awslambdaeventsources.NewSqsEventSource(pl.Create.Queue, createSource))
-	w.Create = create
-
-	lifecycle, err := newFunction(w.Construct, p, functionSpec{
-		id: "LifecycleWorkerFunction", binary: "worker",
-		timeout: LifecycleWorkerTimeout, memory: FunctionMemoryMB,
-		inVPC: true, env: env,
+	w.CreateMapping = awslambda.NewCfnEventSourceMapping(w.Construct, jsii.String("Creates"), &awslambda.CfnEventSourceMappingProps{
+		FunctionName:          w.Create.FunctionName(),
+		EventSourceArn:        pl.Create.Queue.QueueArn(),
+		BatchSize:             jsii.Number(1),
+		FunctionResponseTypes: jsii.Strings("ReportBatchItemFailures"),
+		// The poller never invokes past the reserved concurrency, so a create is not
+		// throttled back to the queue (spending an attempt) while the slots are full.
+		ScalingConfig: &awslambda.CfnEventSourceMapping_ScalingConfigProperty{
+			MaximumConcurrency: jsii.Number(max(p.CreateQueueMaxConcurrency, MinSQSMaxConcurrency)),
+		},
 	})
-	if err != nil {
+
+	if w.Lifecycle, err = worker("LifecycleWorkerFunction", "berth lifecycle worker (start, stop, delete)", pl.Lifecycle.Queue, 0); err != nil {
 		return nil, err
 	}
-	lifecycle.AddEventSource(awslambdaeventsources.NewSqsEventSource(pl.Lifecycle.Queue, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(LifecycleBatchSize),
-		ReportBatchItemFailures: jsii.Bool(true),
-	}))
-	w.Lifecycle = lifecycle
-
-	for _, fn := range []awslambda.Function{create, lifecycle} {
-		allowStore(fn, tables)
-		allowRetryDelay(fn, pl.Create.Queue, pl.Lifecycle.Queue)
-		rt.allowRead(fn)
-	}
+	w.LifecycleMapping = awslambda.NewCfnEventSourceMapping(w.Construct, jsii.String("Lifecycle"), &awslambda.CfnEventSourceMappingProps{
+		FunctionName:          w.Lifecycle.FunctionName(),
+		EventSourceArn:        pl.Lifecycle.Queue.QueueArn(),
+		BatchSize:             jsii.Number(LifecycleBatchSize),
+		FunctionResponseTypes: jsii.Strings("ReportBatchItemFailures"),
+	})
 	return w, nil
 }
