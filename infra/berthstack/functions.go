@@ -57,7 +57,10 @@ func newFunction(scope constructs.Construct, p Props, common map[string]*string,
 	}
 	vpc := spec.inVPC && len(p.SubnetIDs) > 0
 	managed := append([]string{}, baseManagedPolicies...)
-	if vpc {
+	if spec.inVPC {
+		// Even without subnets, as template.yaml's roles have it: SAM adds the policy to every
+		// function with a VpcConfig property, which these have behind a condition. It only
+		// allows managing the function's own network interfaces.
 		managed = append(managed, managedVPCAccess)
 	}
 	managed = append(managed, spec.managed...)

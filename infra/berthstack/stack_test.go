@@ -1,0 +1,507 @@
+package berthstack
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/store/dynamostore"
+)
+
+// withProps is DefaultProps changed by f.
+func withProps(f func(*Props)) Props {
+	p := DefaultProps()
+	if f != nil {
+		f(&p)
+	}
+	return p
+}
+
+func num(v any) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
+// TestCreateWorkerConcurrency: the create limit is the create worker's reserved concurrency,
+// and its mapping never invokes past it (with AWS's floor of 2 for a limit of 1); one create
+// per invocation.
+func TestCreateWorkerConcurrency(t *testing.T) {
+	for _, tc := range []struct {
+		limit, wantMapping int
+	}{
+		{limit: 3, wantMapping: 3},
+		{limit: 1, wantMapping: 2},
+		{limit: 10, wantMapping: 10},
+	} {
+		t.Run(fmt.Sprint(tc.limit), func(t *testing.T) {
+			s := synth(t, withProps(func(p *Props) { p.CreateQueueMaxConcurrency = tc.limit }))
+			fn := s.logicalID(t, s.stack.Workers.Create)
+			if got := num(s.props(t, fn)["ReservedConcurrentExecutions"]); got != float64(tc.limit) {
+				t.Errorf("ReservedConcurrentExecutions = %v, want %d", got, tc.limit)
+			}
+			s.has(t, "AWS::Lambda::EventSourceMapping", map[string]any{
+				"FunctionName":          ref(fn),
+				"EventSourceArn":        getAtt(s.logicalID(t, s.stack.Pipeline.Create.Queue), "Arn"),
+				"BatchSize":             1,
+				"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+				"ScalingConfig":         map[string]any{"MaximumConcurrency": tc.wantMapping},
+			})
+			env := s.props(t, fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
+			if env[envMaxConcurrency] != fmt.Sprint(tc.limit) {
+				t.Errorf("%s = %v, want %d", envMaxConcurrency, env[envMaxConcurrency], tc.limit)
+			}
+		})
+	}
+}
+
+// TestDispatcherMapping: INSERTs only, partial batch failures, bisect, bounded retries and
+// record age, and an on-failure destination.
+func TestDispatcherMapping(t *testing.T) {
+	s := synth(t, DefaultProps())
+	fn := s.logicalID(t, s.stack.Pipeline.Dispatcher)
+	s.has(t, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"FunctionName":                   ref(fn),
+		"EventSourceArn":                 getAtt(s.logicalID(t, s.stack.Tables.Table(dynamostore.TableOutbox)), "StreamArn"),
+		"StartingPosition":               "TRIM_HORIZON",
+		"BatchSize":                      DispatcherBatchSize,
+		"MaximumBatchingWindowInSeconds": 0,
+		"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
+		"BisectBatchOnFunctionError":     true,
+		"MaximumRetryAttempts":           DispatcherMaxRetries,
+		"MaximumRecordAgeInSeconds":      DispatcherMaxRecordAge.Seconds(),
+		"DestinationConfig": map[string]any{"OnFailure": map[string]any{
+			"Destination": getAtt(s.logicalID(t, s.stack.Pipeline.StreamFailure), "Arn"),
+		}},
+	})
+	m := s.props(t, s.logicalID(t, s.stack.Pipeline.StreamMapping))
+	filters := m["FilterCriteria"].(map[string]any)["Filters"].([]any)
+	if len(filters) != 1 {
+		t.Fatalf("filters = %v, want one", filters)
+	}
+	var pattern map[string][]string
+	if err := json.Unmarshal([]byte(filters[0].(map[string]any)["Pattern"].(string)), &pattern); err != nil {
+		t.Fatalf("filter pattern: %v", err)
+	}
+	if len(pattern) != 1 || !slices.Equal(pattern["eventName"], []string{"INSERT"}) {
+		t.Errorf("filter pattern = %v, want eventName INSERT only", pattern)
+	}
+}
+
+// TestQueues: redrive after max_attempts receives, to the queue's own dead-letter queue, and a
+// visibility timeout of six times its consumer's timeout, within Lambda's 15 minutes.
+func TestQueues(t *testing.T) {
+	for _, tc := range []struct {
+		maxAttempts, createStart int
+	}{
+		{maxAttempts: 5, createStart: 300},
+		{maxAttempts: 8, createStart: 840},
+		{maxAttempts: 1, createStart: 60},
+	} {
+		t.Run(fmt.Sprintf("attempts=%d,start=%ds", tc.maxAttempts, tc.createStart), func(t *testing.T) {
+			s := synth(t, withProps(func(p *Props) {
+				p.MaxAttempts = tc.maxAttempts
+				p.CreateStartTimeoutSeconds = tc.createStart
+			}))
+			for _, q := range []Queue{s.stack.Pipeline.Create, s.stack.Pipeline.Lifecycle} {
+				qid, dlq := s.logicalID(t, q.Queue), s.logicalID(t, q.DeadLetter)
+				qp := s.props(t, qid)
+				rp := qp["RedrivePolicy"].(map[string]any)
+				if num(rp["maxReceiveCount"]) != float64(tc.maxAttempts) {
+					t.Errorf("%s maxReceiveCount = %v, want %d", qid, rp["maxReceiveCount"], tc.maxAttempts)
+				}
+				if fmt.Sprint(rp["deadLetterTargetArn"]) != fmt.Sprint(getAtt(dlq, "Arn")) {
+					t.Errorf("%s dead letters go to %v, want %s", qid, rp["deadLetterTargetArn"], dlq)
+				}
+				consumer := consumerOf(t, s, qid)
+				timeout := num(s.props(t, consumer)["Timeout"])
+				if timeout > 900 || timeout < float64(tc.createStart) {
+					t.Errorf("%s timeout %vs: want create_start_timeout %ds .. 900s", consumer, timeout, tc.createStart)
+				}
+				if vis := num(qp["VisibilityTimeout"]); vis < VisibilityFactor*timeout {
+					t.Errorf("%s visibility %vs < %d × %s's timeout %vs", qid, vis, VisibilityFactor, consumer, timeout)
+				}
+			}
+		})
+	}
+}
+
+// consumerOf is the function whose event source mapping reads the queue.
+func consumerOf(t *testing.T, s *synthesized, queueID string) string {
+	t.Helper()
+	var found []string
+	for _, m := range s.ofType("AWS::Lambda::EventSourceMapping") {
+		if fmt.Sprint(m["EventSourceArn"]) == fmt.Sprint(getAtt(queueID, "Arn")) {
+			found = append(found, m["FunctionName"].(map[string]any)["Ref"].(string))
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%s has consumers %v, want one", queueID, found)
+	}
+	return found[0]
+}
+
+// TestReconcilerSchedule: the schedule invokes the reconciler with the given expression, no
+// retries, one pass at a time, and every reconcile setting the local server passes.
+func TestReconcilerSchedule(t *testing.T) {
+	for _, expr := range []string{DefaultReconcileSchedule, "rate(5 minutes)", "cron(0/2 * * * ? *)"} {
+		t.Run(expr, func(t *testing.T) {
+			s := synth(t, withProps(func(p *Props) {
+				p.ReconcileSchedule = expr
+				p.OrphanGraceSeconds = 600
+				p.OutboxSweepAfterSeconds = 45
+			}))
+			fn := s.logicalID(t, s.stack.Reconciler.Function)
+			s.has(t, "AWS::Scheduler::Schedule", map[string]any{
+				"ScheduleExpression": expr,
+				"FlexibleTimeWindow": map[string]any{"Mode": "OFF"},
+				"Target": map[string]any{
+					"Arn":         getAtt(fn, "Arn"),
+					"RetryPolicy": map[string]any{"MaximumRetryAttempts": 0},
+				},
+			})
+			p := s.props(t, fn)
+			if num(p["ReservedConcurrentExecutions"]) != 1 {
+				t.Errorf("reconciler reserved concurrency = %v, want 1", p["ReservedConcurrentExecutions"])
+			}
+			env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
+			for k, want := range map[string]string{envOrphanGrace: "600s", envOutboxSweepAfter: "45s", envCreateStartTimeout: "300s", envStopGracePeriod: "10s"} {
+				if env[k] != want {
+					t.Errorf("%s = %v, want %s", k, env[k], want)
+				}
+			}
+			for _, k := range []string{envCreateQueueURL, envLifecycleQueueURL, envTablePrefix, envDockerScope} {
+				if env[k] == nil {
+					t.Errorf("reconciler has no %s", k)
+				}
+			}
+		})
+	}
+}
+
+// statement is one (effect, action, resource) of a role, resource as JSON.
+type statement struct{ effect, action, resource string }
+
+// rolePermissions returns each role's statements, inline and attached, and its managed
+// policies.
+func rolePermissions(t *testing.T, s *synthesized) (map[string][]statement, map[string][]string) {
+	t.Helper()
+	stmts, managed := map[string][]statement{}, map[string][]string{}
+	add := func(role string, doc any) {
+		for _, st := range asList(doc.(map[string]any)["Statement"]) {
+			sm := st.(map[string]any)
+			for _, a := range asList(sm["Action"]) {
+				for _, r := range asList(sm["Resource"]) {
+					b, _ := json.Marshal(r)
+					stmts[role] = append(stmts[role], statement{fmt.Sprint(sm["Effect"]), fmt.Sprint(a), string(b)})
+				}
+			}
+		}
+	}
+	for id, p := range s.ofType("AWS::IAM::Role") {
+		for _, pol := range asList(p["Policies"]) {
+			add(id, pol.(map[string]any)["PolicyDocument"])
+		}
+		for _, m := range asList(p["ManagedPolicyArns"]) {
+			b, _ := json.Marshal(m)
+			managed[id] = append(managed[id], string(b))
+		}
+	}
+	for _, p := range s.ofType("AWS::IAM::Policy") {
+		for _, r := range asList(p["Roles"]) {
+			add(r.(map[string]any)["Ref"].(string), p["PolicyDocument"])
+		}
+	}
+	return stmts, managed
+}
+
+func asList(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	if v == nil {
+		return nil
+	}
+	return []any{v}
+}
+
+// TestLeastPrivilege: no wildcard action anywhere and nothing but the ECR token on "*"; only
+// the dispatcher and the reconciler send to queues; the api function reaches tables only;
+// only the workers and the reconciler read the runtime secret; managed policies are the
+// Lambda service roles and X-Ray only.
+func TestLeastPrivilege(t *testing.T) {
+	const secret = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:berth-hosts-AbCdEf"
+	s := synth(t, withProps(func(p *Props) { p.RuntimeConfigSecretArn = secret }))
+	stmts, managed := rolePermissions(t, s)
+	roleOf := map[string]string{}
+	for name, c := range map[string]string{
+		"api":        s.logicalID(t, s.stack.API.Function),
+		"dispatcher": s.logicalID(t, s.stack.Pipeline.Dispatcher),
+		"create":     s.logicalID(t, s.stack.Workers.Create),
+		"lifecycle":  s.logicalID(t, s.stack.Workers.Lifecycle),
+		"reconciler": s.logicalID(t, s.stack.Reconciler.Function),
+	} {
+		r := s.props(t, c)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+		roleOf[name] = r
+	}
+	holders := func(pred func(statement) bool) []string {
+		var out []string
+		for name, r := range roleOf {
+			if slices.ContainsFunc(stmts[r], pred) {
+				out = append(out, name)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for r, list := range stmts {
+		for _, st := range list {
+			if st.effect != "Allow" {
+				t.Errorf("%s: unexpected %s statement %v", r, st.effect, st)
+			}
+			if strings.Contains(st.action, "*") {
+				t.Errorf("%s: wildcard action %s on %s", r, st.action, st.resource)
+			}
+			if st.resource == `"*"` && st.action != "ecr:GetAuthorizationToken" {
+				t.Errorf("%s: %s on every resource", r, st.action)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		what string
+		pred func(statement) bool
+		want []string
+	}{
+		{"send to a queue", func(st statement) bool { return st.action == "sqs:SendMessage" }, []string{"dispatcher", "reconciler"}},
+		{"read the runtime secret", func(st statement) bool {
+			return st.action == "secretsmanager:GetSecretValue" && st.resource == `"`+secret+`"`
+		}, []string{"create", "lifecycle", "reconciler"}},
+		{"any secret or parameter", func(st statement) bool {
+			return strings.HasPrefix(st.action, "secretsmanager:") || strings.HasPrefix(st.action, "ssm:")
+		}, []string{"create", "lifecycle", "reconciler"}},
+		{"any queue action", func(st statement) bool { return strings.HasPrefix(st.action, "sqs:") },
+			[]string{"create", "dispatcher", "lifecycle", "reconciler"}},
+		{"table scans", func(st statement) bool { return st.action == "dynamodb:Scan" }, []string{"api"}},
+		{"ECR pull tokens", func(st statement) bool { return st.action == "ecr:GetAuthorizationToken" },
+			[]string{"create", "lifecycle", "reconciler"}},
+	} {
+		if got := holders(tc.pred); !slices.Equal(got, tc.want) {
+			t.Errorf("functions that %s: %v, want %v", tc.what, got, tc.want)
+		}
+	}
+	allowed := []string{"AWSLambdaBasicExecutionRole", "AWSXrayWriteOnlyAccess", "AWSLambdaVPCAccessExecutionRole",
+		"AWSLambdaSQSQueueExecutionRole", "AWSLambdaDynamoDBExecutionRole"}
+	for r, list := range managed {
+		for _, m := range list {
+			if !slices.ContainsFunc(allowed, func(a string) bool { return strings.Contains(m, "policy/"+a+`"`) || strings.Contains(m, "/"+a+`"`) }) {
+				t.Errorf("%s: managed policy %s", r, m)
+			}
+		}
+	}
+	if m := managed[roleOf["api"]]; len(m) != 2 {
+		t.Errorf("api role managed policies = %v, want logs and X-Ray only", m)
+	}
+}
+
+// TestTablesFromStore: the tables are dynamostore.Tables: names, keys, indexes, stream and
+// TTL, with point-in-time recovery, retention on delete, and deletion protection as asked.
+func TestTablesFromStore(t *testing.T) {
+	for _, protect := range []bool{true, false} {
+		t.Run(fmt.Sprint("protection=", protect), func(t *testing.T) {
+			s := synth(t, withProps(func(p *Props) { p.DeletionProtection = protect; p.TablePrefix = "prod-" }))
+			defs := dynamostore.Tables("prod-")
+			if n := len(s.ofType("AWS::DynamoDB::Table")); n != len(defs) {
+				t.Fatalf("%d tables, want %d", n, len(defs))
+			}
+			for _, def := range defs {
+				id := s.logicalID(t, s.stack.Tables.Table(def.Table))
+				res := s.resource(t, id)
+				if res["DeletionPolicy"] != "Retain" || res["UpdateReplacePolicy"] != "Retain" {
+					t.Errorf("%s: deletion %v, replace %v, want Retain both", id, res["DeletionPolicy"], res["UpdateReplacePolicy"])
+				}
+				p := res["Properties"].(map[string]any)
+				want := map[string]any{
+					"TableName":                        aws.ToString(def.Create.TableName),
+					"BillingMode":                      string(def.Create.BillingMode),
+					"DeletionProtectionEnabled":        protect,
+					"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+				}
+				var keys []any
+				for _, k := range def.Create.KeySchema {
+					keys = append(keys, map[string]any{"AttributeName": *k.AttributeName, "KeyType": string(k.KeyType)})
+				}
+				want["KeySchema"] = keys
+				var attrs []any
+				for _, a := range def.Create.AttributeDefinitions {
+					attrs = append(attrs, map[string]any{"AttributeName": *a.AttributeName, "AttributeType": string(a.AttributeType)})
+				}
+				want["AttributeDefinitions"] = attrs
+				for k, v := range want {
+					if fmt.Sprint(p[k]) != fmt.Sprint(v) {
+						t.Errorf("%s %s = %v, want %v", def.Table, k, p[k], v)
+					}
+				}
+				var gsis []string
+				for _, g := range asList(p["GlobalSecondaryIndexes"]) {
+					gsis = append(gsis, fmt.Sprint(g))
+				}
+				var wantGSIs []string
+				for _, g := range def.Create.GlobalSecondaryIndexes {
+					var ks []any
+					for _, k := range g.KeySchema {
+						ks = append(ks, map[string]any{"AttributeName": *k.AttributeName, "KeyType": string(k.KeyType)})
+					}
+					wantGSIs = append(wantGSIs, fmt.Sprint(map[string]any{"IndexName": *g.IndexName, "KeySchema": ks,
+						"Projection": map[string]any{"ProjectionType": string(g.Projection.ProjectionType)}}))
+				}
+				if !slices.Equal(gsis, wantGSIs) {
+					t.Errorf("%s indexes = %v, want %v", def.Table, gsis, wantGSIs)
+				}
+				stream := p["StreamSpecification"]
+				if def.Create.StreamSpecification == nil {
+					if stream != nil {
+						t.Errorf("%s has a stream %v", def.Table, stream)
+					}
+				} else if fmt.Sprint(stream) != fmt.Sprint(map[string]any{"StreamViewType": string(def.Create.StreamSpecification.StreamViewType)}) {
+					t.Errorf("%s stream = %v, want %s", def.Table, stream, def.Create.StreamSpecification.StreamViewType)
+				}
+				ttl := p["TimeToLiveSpecification"]
+				if def.TTLAttribute == "" {
+					if ttl != nil {
+						t.Errorf("%s has TTL %v", def.Table, ttl)
+					}
+				} else if fmt.Sprint(ttl) != fmt.Sprint(map[string]any{"AttributeName": def.TTLAttribute, "Enabled": true}) {
+					t.Errorf("%s TTL = %v, want %s", def.Table, ttl, def.TTLAttribute)
+				}
+			}
+		})
+	}
+}
+
+// TestFunctions: every function is the architecture's custom runtime on arm64 with active
+// tracing and JSON logs to its own log group; VPC placement only for those that reach Docker
+// hosts, and only when subnets are given.
+func TestFunctions(t *testing.T) {
+	for _, vpc := range []bool{false, true} {
+		t.Run(fmt.Sprint("vpc=", vpc), func(t *testing.T) {
+			s := synth(t, withProps(func(p *Props) {
+				if vpc {
+					p.SubnetIDs, p.SecurityGroupIDs = []string{"subnet-0a1b2c3d4e5f60718", "subnet-0a1b2c3d4e5f60719"}, []string{"sg-0a1b2c3d4e5f60718"}
+				}
+			}))
+			inVPC := map[string]bool{
+				s.logicalID(t, s.stack.Workers.Create):      true,
+				s.logicalID(t, s.stack.Workers.Lifecycle):   true,
+				s.logicalID(t, s.stack.Reconciler.Function): true,
+			}
+			fns := s.ofType("AWS::Lambda::Function")
+			if len(fns) != 5 {
+				t.Fatalf("%d functions, want 5", len(fns))
+			}
+			for id, p := range fns {
+				for k, want := range map[string]string{
+					"Runtime": "provided.al2023", "Architectures": "[arm64]", "Handler": "bootstrap",
+					"MemorySize": fmt.Sprint(FunctionMemoryMB), "TracingConfig": "map[Mode:Active]",
+				} {
+					if fmt.Sprint(p[k]) != want {
+						t.Errorf("%s %s = %v, want %s", id, k, p[k], want)
+					}
+				}
+				lc := p["LoggingConfig"].(map[string]any)
+				if lc["LogFormat"] != "JSON" || lc["LogGroup"] == nil {
+					t.Errorf("%s logging = %v, want JSON to its own group", id, lc)
+				}
+				_, hasVPC := p["VpcConfig"]
+				if hasVPC != (vpc && inVPC[id]) {
+					t.Errorf("%s VpcConfig %v, want %v", id, p["VpcConfig"], vpc && inVPC[id])
+				}
+			}
+		})
+	}
+}
+
+// TestMissingBinary: a function without its bootstrap is an error that says to build.
+func TestMissingBinary(t *testing.T) {
+	p := DefaultProps()
+	p.DistDir = t.TempDir()
+	jsiiDo(t, "New", func() {
+		_, err := New(awscdkApp(t), "berth", nil, p)
+		if err == nil || !strings.Contains(err.Error(), "make build") {
+			t.Errorf("New without binaries: %v, want an error naming `make build`", err)
+		}
+	})
+}
+
+// TestAuth: without an issuer the stack trusts its own Cognito pool; with one, no pool, and
+// the given issuer and audiences.
+func TestAuth(t *testing.T) {
+	t.Run("cognito", func(t *testing.T) {
+		s := synth(t, DefaultProps())
+		if n := len(s.ofType("AWS::Cognito::UserPool")); n != 1 {
+			t.Fatalf("%d user pools, want 1", n)
+		}
+		pool, client := s.logicalID(t, s.stack.API.UserPool), s.logicalID(t, s.stack.API.UserPoolClient)
+		s.has(t, "AWS::Cognito::UserPoolGroup", map[string]any{"GroupName": config.Default().Auth.AdminGroup, "UserPoolId": ref(pool)})
+		s.has(t, "AWS::ApiGatewayV2::Authorizer", map[string]any{
+			"AuthorizerType": "JWT",
+			"JwtConfiguration": map[string]any{
+				"Audience": []any{ref(client)},
+				"Issuer":   map[string]any{"Fn::Join": []any{"", []any{"https://cognito-idp.", ref("AWS::Region"), ".amazonaws.com/", ref(pool)}}},
+			},
+		})
+	})
+	t.Run("issuer", func(t *testing.T) {
+		s := synth(t, withProps(func(p *Props) {
+			p.JWTIssuer, p.JWTAudience = "https://login.example.com/", []string{"cli", "web"}
+		}))
+		if n := len(s.ofType("AWS::Cognito::UserPool")); n != 0 {
+			t.Errorf("%d user pools with an external issuer", n)
+		}
+		s.has(t, "AWS::ApiGatewayV2::Authorizer", map[string]any{
+			"AuthorizerType":   "JWT",
+			"IdentitySource":   []any{"$request.header.Authorization"},
+			"JwtConfiguration": map[string]any{"Audience": []any{"cli", "web"}, "Issuer": "https://login.example.com/"},
+		})
+	})
+	s := synth(t, DefaultProps())
+	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "ANY " + APIRoutePath, "AuthorizationType": "JWT"})
+	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 1 {
+		t.Errorf("%d routes, want 1 (every route behind the authorizer)", n)
+	}
+}
+
+// TestAlarmTopic: with a topic every alarm notifies it on alarm and on recovery; without, no
+// alarm has actions.
+func TestAlarmTopic(t *testing.T) {
+	const topic = "arn:aws:sns:eu-west-1:123456789012:ops"
+	for _, tc := range []struct{ topic string }{{""}, {topic}} {
+		s := synth(t, withProps(func(p *Props) { p.AlarmTopicARN = tc.topic }))
+		alarms := s.ofType("AWS::CloudWatch::Alarm")
+		if len(alarms) != 6 {
+			t.Errorf("%d alarms, want 6", len(alarms))
+		}
+		for id, a := range alarms {
+			want := "<nil>"
+			if tc.topic != "" {
+				want = "[" + topic + "]"
+			}
+			if fmt.Sprint(a["AlarmActions"]) != want || fmt.Sprint(a["OKActions"]) != want {
+				t.Errorf("%s actions %v / %v, want %s", id, a["AlarmActions"], a["OKActions"], want)
+			}
+		}
+	}
+}
+
+// TestEnvNames: every configuration variable the stack sets is one the functions read.
+func TestEnvNames(t *testing.T) {
+	known := config.EnvKeys()
+	for _, n := range envNames() {
+		if !slices.Contains(known, n) {
+			t.Errorf("%s is not a configuration variable", n)
+		}
+	}
+}
