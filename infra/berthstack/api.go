@@ -25,8 +25,9 @@ type API struct {
 	UserPoolClient awscognito.CfnUserPoolClient
 }
 
-// APIRoutePath is the one route: every /api/ path goes to the api function, which routes.
-const APIRoutePath = "/api/{proxy+}"
+// APIRoutePath is the one route: every path goes to the api function, which answers unknown
+// ones with a problem+json 404.
+const APIRoutePath = "/{proxy+}"
 
 // accessLogFormat is a stage access log line: JSON with the request id and the caller (the
 // token's sub), never the token.
@@ -64,8 +65,11 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 		audience = &[]*string{a.UserPoolClient.Ref()}
 	}
 	a.HTTPAPI = awsapigatewayv2.NewHttpApi(a.Construct, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
+		ApiName:     awscdk.Aws_STACK_NAME(),
+		Description: jsii.String("berth API"),
 		DefaultAuthorizer: awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("Jwt"), issuer,
 			&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
+				AuthorizerName: jsii.String("jwt"),
 				JwtAudience:    audience,
 				IdentitySource: jsii.Strings("$request.header.Authorization"),
 			}),
@@ -75,6 +79,14 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
 		Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("ApiFunction"), fn, nil),
 	})
+	// API Gateway waits up to 30 s on an HTTP API integration; the construct still checks
+	// REST's 29 s limit, so the timeout is set on the resource. The function's own 29 s
+	// timeout ends a request first.
+	for _, c := range *a.HTTPAPI.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		if in, ok := c.(awsapigatewayv2.CfnIntegration); ok {
+			in.SetTimeoutInMillis(jsii.Number(APIIntegrationTimeout.Milliseconds()))
+		}
+	}
 
 	logs := newLogGroup(a.Construct, jsii.String("AccessLogs"), p)
 	// The construct has no access log or throttling options for the default stage.

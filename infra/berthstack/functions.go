@@ -31,19 +31,13 @@ type functionSpec struct {
 	env map[string]*string
 	// statements are the function's own permissions, beyond writing its logs and traces.
 	statements []awsiam.PolicyStatement
-	// managed are AWS managed policies the function's event source needs (by name).
-	managed []string
 }
 
 // Managed policies every function's role has: logs and X-Ray traces.
 var baseManagedPolicies = []string{"service-role/AWSLambdaBasicExecutionRole", "AWSXrayWriteOnlyAccess"}
 
-// Managed policies an event source or a VPC needs.
-const (
-	managedSQSConsumer    = "service-role/AWSLambdaSQSQueueExecutionRole"
-	managedStreamConsumer = "service-role/AWSLambdaDynamoDBExecutionRole"
-	managedVPCAccess      = "service-role/AWSLambdaVPCAccessExecutionRole"
-)
+// managedVPCAccess lets a function in a VPC manage its network interfaces.
+const managedVPCAccess = "service-role/AWSLambdaVPCAccessExecutionRole"
 
 const functionHandler = "bootstrap"
 
@@ -63,7 +57,6 @@ func newFunction(scope constructs.Construct, p Props, common map[string]*string,
 		// allows managing the function's own network interfaces.
 		managed = append(managed, managedVPCAccess)
 	}
-	managed = append(managed, spec.managed...)
 	var policies []awsiam.IManagedPolicy
 	for _, name := range managed {
 		policies = append(policies, awsiam.ManagedPolicy_FromAwsManagedPolicyName(jsii.String(name)))
@@ -79,22 +72,17 @@ func newFunction(scope constructs.Construct, p Props, common map[string]*string,
 	}
 	role := awsiam.NewRole(scope, jsii.String(spec.id+"Role"), roleProps)
 
-	logs := newLogGroup(scope, jsii.String(spec.id+"Logs"), p)
 	env := merge(common, spec.env)
 	props := &awslambda.FunctionProps{
-		Description:           jsii.String(spec.description),
-		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture:          awslambda.Architecture_ARM_64(),
-		Handler:               jsii.String(functionHandler),
-		Code:                  awslambda.Code_FromAsset(jsii.String(dir), nil),
-		Timeout:               seconds(spec.timeout),
-		MemorySize:            jsii.Number(FunctionMemoryMB),
-		Environment:           &env,
-		Role:                  role,
-		LogGroup:              logs,
-		LoggingFormat:         awslambda.LoggingFormat_JSON,
-		ApplicationLogLevelV2: awslambda.ApplicationLogLevel(ApplicationLogLevel),
-		SystemLogLevelV2:      awslambda.SystemLogLevel(SystemLogLevel),
+		Description:  jsii.String(spec.description),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String(functionHandler),
+		Code:         awslambda.Code_FromAsset(jsii.String(dir), nil),
+		Timeout:      seconds(spec.timeout),
+		MemorySize:   jsii.Number(FunctionMemoryMB),
+		Environment:  &env,
+		Role:         role,
 	}
 	if spec.reserved > 0 {
 		props.ReservedConcurrentExecutions = jsii.Number(spec.reserved)
@@ -111,6 +99,10 @@ func newFunction(scope constructs.Construct, p Props, common map[string]*string,
 			"SecurityGroupIds": p.SecurityGroupIDs,
 		})
 	}
+	// The function's own log group (/aws/lambda/<name>), made here so that it has a retention
+	// and goes with the stack.
+	lg := newLogGroup(scope, jsii.String(spec.id+"Logs"), p)
+	lg.Node().DefaultChild().(awslogs.CfnLogGroup).SetLogGroupName(jsii.String("/aws/lambda/" + *fn.FunctionName()))
 	return fn, nil
 }
 

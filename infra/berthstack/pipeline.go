@@ -65,11 +65,15 @@ func (pl *Pipeline) addDispatcher(p Props, common map[string]*string, tables *Ta
 		description: "berth outbox stream -> SQS create | lifecycle queue",
 		timeout:     DispatcherTimeout,
 		env:         queueEnv(pl),
-		managed:     []string{managedStreamConsumer},
 		statements: []awsiam.PolicyStatement{
 			// It marks outbox items dispatched, and touches nothing else in the store.
 			allow([]string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, outbox.AttrArn()),
+			// The mapping's failure destination is sent to with the function's role.
 			allow([]string{"sqs:SendMessage"}, pl.Create.Queue.QueueArn(), pl.Lifecycle.Queue.QueueArn(), pl.StreamFailure.QueueArn()),
+			// The mapping reads the stream with the function's role.
+			allow([]string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}, outbox.AttrStreamArn()),
+			// ListStreams has no resource-level permissions: "*" is the only resource it takes.
+			allow([]string{"dynamodb:ListStreams"}, jsii.String("*")),
 		},
 	})
 	if err != nil {
@@ -82,6 +86,7 @@ func (pl *Pipeline) addDispatcher(p Props, common map[string]*string, tables *Ta
 		StartingPosition:               jsii.String("TRIM_HORIZON"),
 		BatchSize:                      jsii.Number(DispatcherBatchSize),
 		MaximumBatchingWindowInSeconds: jsii.Number(0),
+		ParallelizationFactor:          jsii.Number(DispatcherParallelization),
 		// Only outbox INSERTs cost an invocation: MODIFYs are the dispatcher's and workers'
 		// own marks, REMOVEs are TTL.
 		FilterCriteria: &awslambda.CfnEventSourceMapping_FilterCriteriaProperty{

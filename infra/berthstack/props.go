@@ -63,6 +63,10 @@ type Props struct {
 	// docker.hosts and their TLS material; only the workers and the reconciler may read it.
 	// Defaults to "" (no Docker hosts until one is set).
 	RuntimeConfigSecretArn string
+	// EcrRepositoryArns are the ECR repositories templates pull from: a Docker host pulls with
+	// a token the workers fetch with their own role, so the role reads these repositories.
+	// Defaults to none.
+	EcrRepositoryArns []string
 	// SubnetIDs and SecurityGroupIDs put the functions that reach Docker hosts (workers,
 	// reconciler) in a VPC; no subnets means no VPC. Defaults to none.
 	SubnetIDs        []string
@@ -154,10 +158,11 @@ const (
 	ParamStopGracePeriodSeconds    = "StopGracePeriodSeconds"
 	ParamOutboxSweepAfterSeconds   = "OutboxSweepAfterSeconds"
 	ParamOrphanGraceSeconds        = "OrphanGraceSeconds"
-	ParamReconcileSchedule         = "ReconcileSchedule"
+	ParamReconcileSchedule         = "ReconcileScheduleExpression"
 	ParamAllowedRuntimes           = "AllowedRuntimes"
 	ParamWorkspaceRoot             = "WorkspaceRoot"
 	ParamRuntimeConfigSecretArn    = "RuntimeConfigSecretArn"
+	ParamEcrRepositoryArns         = "EcrRepositoryArns"
 	ParamSubnetIDs                 = "SubnetIds"
 	ParamSecurityGroupIDs          = "SecurityGroupIds"
 	ParamDeletionProtection        = "DeletionProtection"
@@ -221,6 +226,7 @@ func LoadProps(lookup Lookup) (Props, error) {
 	str(ParamAllowedRuntimes, &p.AllowedRuntimes)
 	str(ParamWorkspaceRoot, &p.WorkspaceRoot)
 	str(ParamRuntimeConfigSecretArn, &p.RuntimeConfigSecretArn)
+	list(ParamEcrRepositoryArns, &p.EcrRepositoryArns)
 	list(ParamSubnetIDs, &p.SubnetIDs)
 	list(ParamSecurityGroupIDs, &p.SecurityGroupIDs)
 	boolean(ParamDeletionProtection, &p.DeletionProtection)
@@ -289,6 +295,11 @@ func (p Props) Validate() error {
 	}
 	if p.RuntimeConfigSecretArn != "" && !strings.HasPrefix(p.RuntimeConfigSecretArn, "arn:") {
 		bad(ParamRuntimeConfigSecretArn, "%q is not an ARN", p.RuntimeConfigSecretArn)
+	}
+	for _, arn := range p.EcrRepositoryArns {
+		if !strings.HasPrefix(arn, "arn:") || !strings.Contains(arn, ":ecr:") {
+			bad(ParamEcrRepositoryArns, "%q is not an ECR repository ARN", arn)
+		}
 	}
 	if len(p.SubnetIDs) > 0 && len(p.SecurityGroupIDs) == 0 {
 		bad(ParamSecurityGroupIDs, "required with %s", ParamSubnetIDs)

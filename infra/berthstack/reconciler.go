@@ -3,6 +3,7 @@ package berthstack
 import (
 	"strconv"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
@@ -40,7 +41,7 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 			allow(workerActions, tables.Arns(workerTables, dynamostore.TableInstances, dynamostore.TableOutbox)...),
 			// The sweep sends stale outbox items again.
 			allow([]string{"sqs:SendMessage"}, pl.Create.Queue.QueueArn(), pl.Lifecycle.Queue.QueueArn()),
-		}, runtimeStatements(p)...),
+		}, secretStatements(p)...),
 	})
 	if err != nil {
 		return nil, err
@@ -48,14 +49,18 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 	r.Function = fn
 
 	role := awsiam.NewRole(r.Construct, jsii.String("ScheduleRole"), &awsiam.RoleProps{
-		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), nil),
+		// Only schedules of this account may use the role.
+		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
+			Conditions: &map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": awscdk.Aws_ACCOUNT_ID()}},
+		}),
 		InlinePolicies: &map[string]awsiam.PolicyDocument{
-			"InvokeReconciler": awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{
+			"invoke-reconciler": awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{
 				Statements: &[]awsiam.PolicyStatement{allow([]string{"lambda:InvokeFunction"}, fn.FunctionArn())},
 			}),
 		},
 	})
 	r.Schedule = awsscheduler.NewCfnSchedule(r.Construct, jsii.String("Schedule"), &awsscheduler.CfnScheduleProps{
+		Description:        jsii.String("berth reconcile pass"),
 		ScheduleExpression: jsii.String(p.ReconcileSchedule),
 		FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: jsii.String("OFF")},
 		Target: &awsscheduler.CfnSchedule_TargetProperty{

@@ -17,9 +17,6 @@ const (
 	WorkerMargin = 60 * time.Second
 	// FunctionMemoryMB is every function's memory; the functions are I/O bound.
 	FunctionMemoryMB = 256
-	// ApplicationLogLevel and SystemLogLevel are the functions' JSON log levels.
-	ApplicationLogLevel = "INFO"
-	SystemLogLevel      = "WARN"
 )
 
 // Queue, stream and API settings.
@@ -46,6 +43,11 @@ const (
 	APIThrottleRate  = 100
 	// ReconcilerScheduleRetries: a failed pass is not retried; the next tick runs one anyway.
 	ReconcilerScheduleRetries = 0
+	// DispatcherParallelization is one batch per shard at a time: the outbox stream's order
+	// within a shard is kept.
+	DispatcherParallelization = 1
+	// APIIntegrationTimeout is API Gateway's longest wait on the api function.
+	APIIntegrationTimeout = 30 * time.Second
 )
 
 // Alarm settings.

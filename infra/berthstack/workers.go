@@ -1,6 +1,8 @@
 package berthstack
 
 import (
+	"slices"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -41,12 +43,21 @@ func ecrPullToken() awsiam.PolicyStatement {
 	return allow([]string{"ecr:GetAuthorizationToken"}, jsii.String("*"))
 }
 
-// runtimeStatements are what a function that reaches Docker hosts needs beside the store: the
-// ECR pull token and, when there is one, the secret with the hosts.
-func runtimeStatements(p Props) []awsiam.PolicyStatement {
+// secretStatements let a function read the secret with the Docker hosts, when there is one.
+func secretStatements(p Props) []awsiam.PolicyStatement {
+	if p.RuntimeConfigSecretArn == "" {
+		return nil
+	}
+	return []awsiam.PolicyStatement{allow([]string{"secretsmanager:GetSecretValue"}, jsii.String(p.RuntimeConfigSecretArn))}
+}
+
+// pullStatements are what a worker needs for a Docker host to pull from ECR: a token, and
+// read access to the given repositories.
+func pullStatements(p Props) []awsiam.PolicyStatement {
 	out := []awsiam.PolicyStatement{ecrPullToken()}
-	if p.RuntimeConfigSecretArn != "" {
-		out = append(out, allow([]string{"secretsmanager:GetSecretValue"}, jsii.String(p.RuntimeConfigSecretArn)))
+	if len(p.EcrRepositoryArns) > 0 {
+		out = append(out, allow([]string{"ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"},
+			*jsii.Strings(p.EcrRepositoryArns...)...))
 	}
 	return out
 }
@@ -62,12 +73,12 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 			reserved: reserved,
 			inVPC:    true,
 			env:      merge(queueEnv(pl), runtimeEnv(p)),
-			managed:  []string{managedSQSConsumer},
-			statements: append([]awsiam.PolicyStatement{
+			statements: slices.Concat([]awsiam.PolicyStatement{
 				storeStatement,
-				// A failed operation's retry delay is set on its message.
-				allow([]string{"sqs:ChangeMessageVisibility"}, q.QueueArn()),
-			}, runtimeStatements(p)...),
+				// The mapping consumes with the function's role; a failed operation's retry
+				// delay is set on its message.
+				allow([]string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"}, q.QueueArn()),
+			}, pullStatements(p), secretStatements(p)),
 		})
 	}
 	var err error

@@ -195,9 +195,10 @@ func refsIn(v any) []string {
 	return nil
 }
 
-// diffBodies lists the properties that differ, as "path: want … , got …".
+// diffBodies lists the properties that differ: "path: want …, got …", and for sets the
+// elements only one side has.
 func diffBodies(a map[string]any, an func(Ref) string, b map[string]any, bn func(Ref) string) []string {
-	fa, fb := map[string]string{}, map[string]string{}
+	fa, fb := map[string]any{}, map[string]any{}
 	flatten("", render(a, an), fa)
 	flatten("", render(b, bn), fb)
 	keys := map[string]bool{}
@@ -211,16 +212,44 @@ func diffBodies(a map[string]any, an func(Ref) string, b map[string]any, bn func
 	for k := range keys {
 		va, oka := fa[k]
 		vb, okb := fb[k]
+		sa, aSet := va.([]string)
+		sb, bSet := vb.([]string)
 		switch {
 		case !oka:
-			out = append(out, fmt.Sprintf("%s: missing, got %s", k, vb))
+			out = append(out, fmt.Sprintf("%s: missing, got %s", k, show(vb)))
 		case !okb:
-			out = append(out, fmt.Sprintf("%s: want %s, missing", k, va))
-		case va != vb:
-			out = append(out, fmt.Sprintf("%s: want %s, got %s", k, va, vb))
+			out = append(out, fmt.Sprintf("%s: want %s, missing", k, show(va)))
+		case aSet && bSet:
+			if only := minus(sa, sb); len(only) > 0 {
+				out = append(out, fmt.Sprintf("%s: missing %s", k, strings.Join(only, "; ")))
+			}
+			if only := minus(sb, sa); len(only) > 0 {
+				out = append(out, fmt.Sprintf("%s: extra %s", k, strings.Join(only, "; ")))
+			}
+		case show(va) != show(vb):
+			out = append(out, fmt.Sprintf("%s: want %s, got %s", k, show(va), show(vb)))
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+func show(v any) string {
+	if s, ok := v.([]string); ok {
+		return "[" + strings.Join(s, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+// minus is the elements of a not in b.
+func minus(a, b []string) []string {
+	in := setOf(b)
+	var out []string
+	for _, e := range a {
+		if !in[e] {
+			out = append(out, e)
+		}
+	}
 	return out
 }
 

@@ -2,7 +2,6 @@ package cfnshape
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -14,9 +13,6 @@ import (
 //   - IAM: policies attached to a role (AWS::IAM::Policy), inline ones and statement
 //     groupings become one set of (effect, action, resource) permissions on the role; Sids
 //     and policy names are dropped;
-//   - the HTTP API: SAM writes routes, integrations and the JWT authorizer into the API's
-//     OpenAPI Body, the CDK as Route, Integration and Authorizer resources; both become one
-//     "Route" resource per route with its authorizer and integration;
 //   - a Lambda permission's SourceArn: SAM scopes it to /*/*/api/*, the CDK to the route's
 //     own path; both name the same API, which is what is compared; and its FunctionName, a
 //     name or an ARN for the same function;
@@ -44,7 +40,6 @@ func Normalize(r *Resolved) {
 		}
 	}
 	mergePolicies(r)
-	normalizeAPIs(r)
 }
 
 func dropToolTags(props map[string]any) {
@@ -113,128 +108,36 @@ func mergePolicies(r *Resolved) {
 }
 
 // permissions splits statements into one entry per effect, action, resource (or principal)
-// and condition, without duplicates.
+// and condition, without duplicates: "Allow sqs:SendMessage on <CreateQueue>.Arn".
 func permissions(stmts []any) []any {
 	seen := map[string]bool{}
 	var out []any
 	for _, s := range stmts {
 		st := asMap(s)
-		for _, action := range asList(st["Action"]) {
-			targets := asList(st["Resource"])
-			key := "Resource"
-			if len(targets) == 0 {
-				key = "Principal"
-				for kind, v := range asMap(st["Principal"]) {
-					for _, p := range asList(v) {
-						targets = append(targets, kind+":"+fmt.Sprint(p))
-					}
-				}
+		var targets []any
+		for _, r := range asList(st["Resource"]) {
+			targets = append(targets, concat{" on ", r})
+		}
+		for kind, v := range asMap(st["Principal"]) {
+			for _, p := range asList(v) {
+				targets = append(targets, concat{" by " + kind + " ", p})
 			}
+		}
+		cond := ""
+		if c, ok := st["Condition"]; ok {
+			cond = " if " + canonical(c)
+		}
+		for _, action := range asList(st["Action"]) {
 			for _, t := range targets {
-				e := map[string]any{"Effect": st["Effect"], "Action": action, key: t}
-				if c, ok := st["Condition"]; ok {
-					e["Condition"] = c
-				}
-				k := canonical(e)
-				if !seen[k] {
+				e := simplify(concat{fmt.Sprint(st["Effect"]) + " " + fmt.Sprint(action), t, cond})
+				if k := canonical(e); !seen[k] {
 					seen[k] = true
 					out = append(out, e)
 				}
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return canonical(out[i]) < canonical(out[j]) })
 	return out
-}
-
-// normalizeAPIs gives both spellings of an HTTP API the same resources: the API (protocol
-// only), and one Route per route with its authorizer and integration.
-func normalizeAPIs(r *Resolved) {
-	for id, res := range r.Resources {
-		if res.Type != "AWS::ApiGatewayV2::Api" {
-			continue
-		}
-		props := asMap(res.Body["Properties"])
-		if body := asMap(props["Body"]); body != nil {
-			routesFromOpenAPI(r, id, body)
-			props = map[string]any{"ProtocolType": "HTTP"}
-		} else {
-			props = map[string]any{"ProtocolType": props["ProtocolType"]}
-		}
-		res.Body["Properties"] = props
-	}
-	for _, res := range r.Resources {
-		if res.Type != "AWS::ApiGatewayV2::Route" {
-			continue
-		}
-		props := asMap(res.Body["Properties"])
-		route := map[string]any{"Api": props["ApiId"], "RouteKey": props["RouteKey"]}
-		if ref := firstRef(props["AuthorizerId"]); ref != nil {
-			if a, ok := r.Resources[ref.ID]; ok {
-				ap := asMap(a.Body["Properties"])
-				jwt := asMap(ap["JwtConfiguration"])
-				route["Authorizer"] = map[string]any{
-					"Type":           strings.ToLower(fmt.Sprint(ap["AuthorizerType"])),
-					"IdentitySource": asList(ap["IdentitySource"]),
-					"Issuer":         jwt["Issuer"],
-					"Audience":       asList(jwt["Audience"]),
-				}
-				delete(r.Resources, ref.ID)
-			}
-		}
-		if ref := firstRef(props["Target"]); ref != nil {
-			if in, ok := r.Resources[ref.ID]; ok {
-				ip := asMap(in.Body["Properties"])
-				route["Integration"] = map[string]any{
-					"Type":                 strings.ToLower(fmt.Sprint(ip["IntegrationType"])),
-					"PayloadFormatVersion": ip["PayloadFormatVersion"],
-					"Function":             refTo(firstRef(ip["IntegrationUri"])),
-				}
-				delete(r.Resources, ref.ID)
-			}
-		}
-		res.Type = "Route"
-		res.Body["Properties"] = route
-	}
-}
-
-// routesFromOpenAPI adds a Route for every path and method of an OpenAPI body with its
-// x-amazon-apigateway extensions.
-func routesFromOpenAPI(r *Resolved, apiID string, body map[string]any) {
-	schemes := asMap(asMap(body["components"])["securitySchemes"])
-	for path, methods := range asMap(body["paths"]) {
-		for method, op := range asMap(methods) {
-			opm := asMap(op)
-			verb := strings.ToUpper(method)
-			if method == "x-amazon-apigateway-any-method" {
-				verb = "ANY"
-			}
-			route := map[string]any{"Api": Ref{ID: apiID}, "RouteKey": verb + " " + path}
-			for _, sec := range asList(opm["security"]) {
-				for name := range asMap(sec) {
-					auth := asMap(asMap(schemes[name])["x-amazon-apigateway-authorizer"])
-					jwt := asMap(auth["jwtConfiguration"])
-					route["Authorizer"] = map[string]any{
-						"Type":           strings.ToLower(fmt.Sprint(auth["type"])),
-						"IdentitySource": asList(auth["identitySource"]),
-						"Issuer":         jwt["issuer"],
-						"Audience":       asList(jwt["audience"]),
-					}
-				}
-			}
-			if in := asMap(opm["x-amazon-apigateway-integration"]); in != nil {
-				route["Integration"] = map[string]any{
-					"Type":                 strings.ToLower(fmt.Sprint(in["type"])),
-					"PayloadFormatVersion": in["payloadFormatVersion"],
-					"Function":             refTo(firstRef(in["uri"])),
-				}
-			}
-			id := fmt.Sprintf("%s Route %s", apiID, route["RouteKey"])
-			r.Resources[id] = &Resource{ID: id, Type: "Route", Body: map[string]any{
-				"Properties": route, "DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
-			}}
-		}
-	}
 }
 
 // firstRef is the first resource reference in v (a Ref, or a part of a joined string).

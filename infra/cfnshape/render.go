@@ -61,8 +61,9 @@ func (b byKey) Swap(i, j int) {
 	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
 }
 
-// flatten lists the leaves of a rendered value as path → value, for diffs.
-func flatten(prefix string, v any, out map[string]string) {
+// flatten lists the leaves of a rendered value as path → value, for diffs. A list of scalars
+// is one leaf, a set ([]string), so that one element more or less is one difference.
+func flatten(prefix string, v any, out map[string]any) {
 	switch v := v.(type) {
 	case map[string]any:
 		if len(v) == 0 {
@@ -80,12 +81,11 @@ func flatten(prefix string, v any, out map[string]string) {
 			out[prefix] = "[]"
 		}
 		if scalars(v) {
-			// A set of scalars is one leaf, so one element more or less is one line.
-			parts := make([]string, len(v))
+			set := make([]string, len(v))
 			for i, e := range v {
-				parts[i] = fmt.Sprint(e)
+				set[i] = fmt.Sprint(e)
 			}
-			out[prefix] = "[" + strings.Join(parts, ", ") + "]"
+			out[prefix] = set
 			return
 		}
 		for i, e := range v {

@@ -1,0 +1,108 @@
+package berthstack
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/berth-io/berth/infra/cfnshape"
+	"github.com/berth-io/berth/internal/testenv"
+)
+
+// samTemplate is template.yaml, seen from this package.
+const samTemplate = "../../template.yaml"
+
+// parityCases are parameter sets under which template.yaml and the CDK stack must be the same:
+// the template's parameters and the stack's props have the same names, so one map sets both.
+var parityCases = []struct {
+	name   string
+	params map[string]string
+}{
+	{name: "defaults"},
+	{name: "external issuer, VPC, secret, alarm topic, concurrency 1", params: map[string]string{
+		ParamJWTIssuer:                 "https://login.example.com/",
+		ParamJWTAudience:               "cli,web",
+		ParamCreateQueueMaxConcurrency: "1",
+		ParamCreateStartTimeoutSeconds: "840",
+		ParamMaxAttempts:               "8",
+		ParamSubnetIDs:                 "subnet-0a1b2c3d4e5f60718,subnet-0a1b2c3d4e5f60719",
+		ParamSecurityGroupIDs:          "sg-0a1b2c3d4e5f60718",
+		ParamRuntimeConfigSecretArn:    "arn:aws:secretsmanager:eu-west-1:123456789012:secret:berth-hosts-AbCdEf",
+		ParamAlarmTopicARN:             "arn:aws:sns:eu-west-1:123456789012:ops",
+		ParamDeletionProtection:        "false",
+		ParamLogRetentionDays:          "7",
+		ParamTablePrefix:               "prod-",
+		ParamReconcileSchedule:         "rate(2 minutes)",
+		ParamAllowedRuntimes:           "docker,kubernetes",
+		ParamEcrRepositoryArns:         "arn:aws:ecr:eu-west-1:123456789012:repository/app,arn:aws:ecr:eu-west-1:123456789012:repository/tools",
+	}},
+}
+
+// TestParityWithSAM: the CDK stack and template.yaml (through the SAM transform, as
+// CloudFormation runs it) have the same resources, property for property, for each parameter
+// set.
+func TestParityWithSAM(t *testing.T) {
+	sam := samTransform(t)
+	for _, tc := range parityCases {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := cfnshape.Resolve(sam, tc.params)
+			if err != nil {
+				t.Fatalf("template.yaml: %v", err)
+			}
+			cfnshape.Normalize(want)
+			props, err := LoadProps(lookupOf(tc.params))
+			if err != nil {
+				t.Fatalf("props: %v", err)
+			}
+			got, err := cfnshape.Resolve(synth(t, props).template, nil)
+			if err != nil {
+				t.Fatalf("CDK template: %v", err)
+			}
+			cfnshape.Normalize(got)
+			t.Logf("template.yaml: %s", cfnshape.Summary(want))
+			if diffs := cfnshape.Compare(want, got, "template.yaml", "the CDK stack"); len(diffs) > 0 {
+				t.Errorf("the CDK stack differs from template.yaml (%d differences):\n  %s", len(diffs), strings.Join(diffs, "\n  "))
+			}
+		})
+	}
+}
+
+// samTransform runs testdata/sam_transform.py on template.yaml and returns the plain
+// CloudFormation template.
+func samTransform(t *testing.T) map[string]any {
+	t.Helper()
+	if _, err := os.Stat(samTemplate); err != nil {
+		testenv.Missing(t, "template.yaml", err.Error())
+	}
+	python := pythonWithSAM(t)
+	cmd := exec.Command(python, filepath.Join("testdata", "sam_transform.py"), samTemplate)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("SAM transform of template.yaml: %v\n%s", err, stderr.String())
+	}
+	var tpl map[string]any
+	if err := json.Unmarshal(out, &tpl); err != nil {
+		t.Fatalf("SAM transform output: %v", err)
+	}
+	return tpl
+}
+
+// pythonWithSAM is a python3 that has aws-sam-translator and cfn-lint (their YAML loader), as
+// the machines' image ships beside cfn-lint.
+func pythonWithSAM(t *testing.T) string {
+	t.Helper()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		testenv.Missing(t, "python3 with aws-sam-translator", err.Error())
+	}
+	if out, err := exec.Command(python, "-c", "import samtranslator, cfnlint").CombinedOutput(); err != nil {
+		testenv.Missing(t, "aws-sam-translator and cfn-lint for python3", strings.TrimSpace(string(out)))
+	}
+	return python
+}
