@@ -1,7 +1,9 @@
 # berth — build, test and lint.
 #
 #   make build   Lambda bootstraps for every functions/<fn>/ into dist/<fn>/bootstrap (linux/arm64)
-#   make test    all Go tests, with DynamoDB Local, the SQS emulator and Docker started around them
+#   make test    all Go tests, with DynamoDB Local, the SQS emulator and Docker started around them,
+#                then the CDK app's (infra/; `make test INFRA=` skips them)
+#   make synth   the CDK stack's CloudFormation template into infra/cdk.out/ (offline; builds first)
 #   make bench   all benchmarks, same services (BENCH=regexp BENCHTIME=1s|100x PKGS=./internal/...)
 #   make lint    gofmt + go vet + cfn-lint template.yaml (when cfn-lint is installed)
 #   make build-<LogicalId> ARTIFACTS_DIR=dir   one function of template.yaml (what `sam build` calls)
@@ -33,13 +35,19 @@ BENCHCOUNT ?= 1
 
 SERVICES := bash scripts/test-services.sh
 
+# The CDK app (infra/) is its own Go module. Its first build compiles the CDK's Go bindings
+# (minutes on 2 cores, ~1 GB of RAM) and its first synth unpacks aws-cdk-lib for jsii (~210 MB);
+# both stay cached under $(HOME)/.cache (go-build, aws/jsii), so later runs take seconds.
+INFRA ?= infra
+INFRA_ENV := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+
 # Every directory under functions/ is one Lambda function (package main); none yet is fine.
 FUNCTIONS := $(sort $(patsubst functions/%/,%,$(wildcard functions/*/)))
 BOOTSTRAPS := $(FUNCTIONS:%=dist/%/bootstrap)
 LAMBDA_GOENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
-.PHONY: help build test bench lint run emulate clean FORCE
+.PHONY: help build test test-infra synth bench lint run emulate clean FORCE
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -69,6 +77,16 @@ $(foreach f,$(SAM_FUNCTIONS),$(eval $(call sam_build_target,$(word 1,$(subst :, 
 
 test:
 	$(SERVICES) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(RACE) $(GOTESTFLAGS) $(PKGS)
+	$(if $(INFRA),$(MAKE) --no-print-directory test-infra)
+
+# No -race: the tests drive jsii from one goroutine, and the race build of the CDK bindings
+# would take many minutes more.
+test-infra:
+	cd $(INFRA) && $(INFRA_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+
+synth: build
+	cd $(INFRA) && $(INFRA_ENV) CDK_OUTDIR=cdk.out $(GO) run .
+	@ls $(INFRA)/cdk.out/*.template.json
 
 bench:
 	$(SERVICES) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -benchmem -timeout 60m $(GOTESTFLAGS) $(PKGS)
@@ -83,6 +101,7 @@ lint:
 		echo "cfn-lint template.yaml"; rc=0; cfn-lint template.yaml || rc=$$?; \
 		if (( rc != 0 && rc != 4 )); then exit $$rc; fi; \
 	else echo "cfn-lint: not installed; template.yaml not linted (template_test.go still checks it)"; fi
+	$(if $(INFRA),cd $(INFRA) && $(GO) vet ./...)
 
 run:
 	bash scripts/run-local.sh $(ARGS)
@@ -94,4 +113,4 @@ emulate:
 	bash scripts/emulate.sh $(ARGS)
 
 clean:
-	rm -rf dist/ bin/ coverage.out coverage.html cover.out *.coverprofile
+	rm -rf dist/ bin/ $(INFRA)/cdk.out coverage.out coverage.html cover.out *.coverprofile
