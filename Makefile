@@ -38,8 +38,10 @@ SERVICES := bash scripts/test-services.sh
 # The CDK app (infra/) is its own Go module. Its first build compiles the CDK's Go bindings
 # (minutes on 2 cores, ~1 GB of RAM) and its first synth unpacks aws-cdk-lib for jsii (~210 MB);
 # both stay cached under $(HOME)/.cache (go-build, aws/jsii), so later runs take seconds.
+# infra/ takes the table definitions and defaults from the main module (a replace): -mod=mod lets
+# a dependency added there reach infra/go.sum without breaking these targets first.
 INFRA ?= infra
-INFRA_ENV := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+INFRA_ENV := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 GOFLAGS="$$($(GO) env GOFLAGS) -mod=mod"
 
 # Every directory under functions/ is one Lambda function (package main); none yet is fine.
 FUNCTIONS := $(sort $(patsubst functions/%/,%,$(wildcard functions/*/)))
@@ -101,7 +103,7 @@ lint:
 		echo "cfn-lint template.yaml"; rc=0; cfn-lint template.yaml || rc=$$?; \
 		if (( rc != 0 && rc != 4 )); then exit $$rc; fi; \
 	else echo "cfn-lint: not installed; template.yaml not linted (template_test.go still checks it)"; fi
-	$(if $(INFRA),cd $(INFRA) && $(GO) vet ./...)
+	$(if $(INFRA),cd $(INFRA) && $(INFRA_ENV) $(GO) vet ./...)
 
 run:
 	bash scripts/run-local.sh $(ARGS)
