@@ -8,6 +8,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/outbox"
 )
 
 // Alarms holds what tells an operator that work is stuck or lost: messages in a dead-letter
@@ -29,11 +30,12 @@ func newAlarms(scope constructs.Construct, p Props, pl *Pipeline, w *Workers, r 
 		pl.Lifecycle.DeadLetter.MetricApproximateNumberOfMessagesVisible(stat("Maximum")), 0, notBreaching)
 	a.add("StreamFailures", "The outbox stream mapping gave up on records (the reconciler's sweep sends their items).",
 		pl.StreamFailure.MetricApproximateNumberOfMessagesVisible(stat("Maximum")), 0, notBreaching)
-	// Every reconcile pass measures it; no data means no pass ran, which is an alarm too.
+	// Every reconcile pass measures it (namespace berth, dimension Function); no data means no
+	// pass ran, which is an alarm too.
 	a.add("OutboxNotDraining", "The oldest undispatched outbox item is older than 5 minutes.",
 		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 			Namespace:     jsii.String(metrics.Namespace),
-			MetricName:    jsii.String(MetricOutboxOldestPendingAge),
+			MetricName:    jsii.String(outbox.MetricOldestPendingAge),
 			DimensionsMap: &map[string]*string{"Function": r.Function.FunctionName()},
 			Period:        seconds(AlarmPeriod), Statistic: jsii.String("Maximum"),
 		}), OutboxAgeThreshold.Seconds(), awscloudwatch.TreatMissingData_BREACHING)

@@ -57,9 +57,6 @@ const (
 	// OutboxAgeThreshold: an item is normally dispatched within a second; older than the sweep
 	// age plus a few periods means neither the stream nor the sweep is sending.
 	OutboxAgeThreshold = 5 * time.Minute
-	// MetricOutboxOldestPendingAge is the metric every reconcile pass emits (namespace berth,
-	// dimension Function).
-	MetricOutboxOldestPendingAge = "OutboxOldestPendingAge"
 )
 
 // WorkerTimeout is the workers' timeout for a create_start_timeout: the wait plus WorkerMargin.

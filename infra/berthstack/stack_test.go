@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
@@ -498,12 +499,15 @@ func TestAlarmTopic(t *testing.T) {
 	}
 }
 
-// TestEnvNames: every configuration variable the stack sets is one the functions read.
+// TestEnvNames: every variable the stack sets is one the functions read.
 func TestEnvNames(t *testing.T) {
 	known := config.EnvKeys()
 	for _, n := range envNames() {
 		if !slices.Contains(known, n) {
 			t.Errorf("%s is not a configuration variable", n)
 		}
+	}
+	if envConfigSecret != lambdaenv.ConfigSecretVar {
+		t.Errorf("the secret's variable is %s, the functions read %s", envConfigSecret, lambdaenv.ConfigSecretVar)
 	}
 }
