@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,10 +72,31 @@ func TestParityWithSAM(t *testing.T) {
 	}
 }
 
+// TestParametersAreProps: every template parameter can be set on the CDK app under its name,
+// and the app has no setting the template lacks.
+func TestParametersAreProps(t *testing.T) {
+	var inTemplate []string
+	for name := range samTransform(t)["Parameters"].(map[string]any) {
+		inTemplate = append(inTemplate, name)
+	}
+	slices.Sort(inTemplate)
+	props := ParamNames()
+	slices.Sort(props)
+	if !slices.Equal(inTemplate, props) {
+		t.Errorf("template.yaml's parameters %v, the CDK app's settings %v", inTemplate, props)
+	}
+}
+
+// samTransformed caches the transform for the tests that share it (it takes seconds).
+var samTransformed map[string]any
+
 // samTransform runs testdata/sam_transform.py on template.yaml and returns the plain
 // CloudFormation template.
 func samTransform(t *testing.T) map[string]any {
 	t.Helper()
+	if samTransformed != nil {
+		return samTransformed
+	}
 	if _, err := os.Stat(samTemplate); err != nil {
 		testenv.Missing(t, "template.yaml", err.Error())
 	}
@@ -90,6 +112,7 @@ func samTransform(t *testing.T) map[string]any {
 	if err := json.Unmarshal(out, &tpl); err != nil {
 		t.Fatalf("SAM transform output: %v", err)
 	}
+	samTransformed = tpl
 	return tpl
 }
 

@@ -171,6 +171,16 @@ const (
 	ParamDistDir                   = "DistDir"
 )
 
+// ParamNames are the template parameters Props mirror: every one of template.yaml's (a test
+// holds the two lists equal). DistDir is the CDK app's own.
+func ParamNames() []string {
+	return []string{ParamTablePrefix, ParamJWTIssuer, ParamJWTAudience, ParamAdminClaim, ParamAdminGroup,
+		ParamCreateQueueMaxConcurrency, ParamCreateQueueMaxPending, ParamCreateStartTimeoutSeconds, ParamMaxAttempts,
+		ParamStopGracePeriodSeconds, ParamOutboxSweepAfterSeconds, ParamOrphanGraceSeconds, ParamReconcileSchedule,
+		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamRuntimeConfigSecretArn, ParamEcrRepositoryArns, ParamSubnetIDs,
+		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN}
+}
+
 var tablePrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}$`)
 
 var scheduleRE = regexp.MustCompile(`^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\)|at\(.+\))$`)
