@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/berth-io/berth/internal/config"
 )
 
 // The functions' configuration variables. All but envConfigSecret are internal/config keys (a
@@ -28,6 +30,8 @@ const (
 	envOrphanGrace        = "BERTH_CONTAINER_ORPHAN_GRACE"
 	envDockerScope        = "BERTH_DOCKER_SCOPE"
 	envConfigSecret       = "BERTH_CONFIG_SECRET"
+	envSecretsSource      = "BERTH_SECRETS_SOURCE"
+	envSecretsSSMPrefix   = "BERTH_SECRETS_SSM_PREFIX"
 )
 
 // commonEnv is what every function reads the same way.
@@ -62,6 +66,15 @@ func runtimeEnv(p Props) map[string]*string {
 	return map[string]*string{envConfigSecret: jsii.String(p.RuntimeConfigSecretArn)}
 }
 
+// templateSecretsEnv is what the workers add: templates' secret_env values come from SSM
+// under the deployment's path, read as containers are made and never stored.
+func templateSecretsEnv(p Props) map[string]*string {
+	return map[string]*string{
+		envSecretsSource:    jsii.String(string(config.SecretsSSM)),
+		envSecretsSSMPrefix: jsii.String(p.SecretsParameterPath),
+	}
+}
+
 func merge(ms ...map[string]*string) map[string]*string {
 	out := map[string]*string{}
 	for _, m := range ms {
@@ -74,5 +87,6 @@ func merge(ms ...map[string]*string) map[string]*string {
 func envNames() []string {
 	return []string{envTablePrefix, envCreateQueueURL, envLifecycleQueueURL, envAdminClaim, envAdminGroup,
 		envMaxConcurrency, envMaxPending, envCreateStartTimeout, envMaxAttempts, envStopGracePeriod,
-		envAllowedRuntimes, envWorkspaceRoot, envOutboxSweepAfter, envOrphanGrace, envDockerScope}
+		envAllowedRuntimes, envWorkspaceRoot, envOutboxSweepAfter, envOrphanGrace, envDockerScope,
+		envSecretsSource, envSecretsSSMPrefix}
 }

@@ -37,6 +37,7 @@ var parityCases = []struct {
 		ParamDeletionProtection:        "false",
 		ParamLogRetentionDays:          "7",
 		ParamTablePrefix:               "prod-",
+		ParamSecretsParameterPath:      "/prod/berth/secrets/",
 		ParamReconcileSchedule:         "rate(2 minutes)",
 		ParamAllowedRuntimes:           "docker,kubernetes",
 		ParamEcrRepositoryArns:         "arn:aws:ecr:eu-west-1:123456789012:repository/app,arn:aws:ecr:eu-west-1:123456789012:repository/tools",

@@ -63,6 +63,10 @@ type Props struct {
 	// docker.hosts and their TLS material; only the workers and the reconciler may read it.
 	// Defaults to "" (no Docker hosts until one is set).
 	RuntimeConfigSecretArn string
+	// SecretsParameterPath is the SSM Parameter Store path under which templates' secret_env
+	// names live as SecureStrings; only the two workers read it. Defaults to
+	// DefaultSecretsParameterPath.
+	SecretsParameterPath string
 	// EcrRepositoryArns are the ECR repositories templates pull from: a Docker host pulls with
 	// a token the workers fetch with their own role, so the role reads these repositories.
 	// Defaults to none.
@@ -89,6 +93,10 @@ const DefaultReconcileSchedule = "rate(1 minute)"
 // DefaultLogRetentionDays keeps logs for a month: long enough to look into a failure reported
 // late, bounded so logs do not grow forever.
 const DefaultLogRetentionDays = 30
+
+// DefaultSecretsParameterPath is the template's default parameter path for templates'
+// secrets: a folder of its own under the configuration's /berth/.
+const DefaultSecretsParameterPath = "/berth/secrets/"
 
 // DefaultDistDir is where `make build` leaves the function binaries, seen from infra/.
 const DefaultDistDir = "../dist"
@@ -120,6 +128,7 @@ func DefaultProps() Props {
 		ReconcileSchedule:         DefaultReconcileSchedule,
 		AllowedRuntimes:           strings.Join(c.Container.AllowedRuntimes, ","),
 		WorkspaceRoot:             c.Container.WorkspaceRoot,
+		SecretsParameterPath:      DefaultSecretsParameterPath,
 		DeletionProtection:        true,
 		LogRetentionDays:          DefaultLogRetentionDays,
 		DistDir:                   DefaultDistDir,
@@ -163,6 +172,7 @@ const (
 	ParamWorkspaceRoot             = "WorkspaceRoot"
 	ParamRuntimeConfigSecretArn    = "RuntimeConfigSecretArn"
 	ParamEcrRepositoryArns         = "EcrRepositoryArns"
+	ParamSecretsParameterPath      = "SecretsParameterPath"
 	ParamSubnetIDs                 = "SubnetIds"
 	ParamSecurityGroupIDs          = "SecurityGroupIds"
 	ParamDeletionProtection        = "DeletionProtection"
@@ -177,9 +187,11 @@ func ParamNames() []string {
 	return []string{ParamTablePrefix, ParamJWTIssuer, ParamJWTAudience, ParamAdminClaim, ParamAdminGroup,
 		ParamCreateQueueMaxConcurrency, ParamCreateQueueMaxPending, ParamCreateStartTimeoutSeconds, ParamMaxAttempts,
 		ParamStopGracePeriodSeconds, ParamOutboxSweepAfterSeconds, ParamOrphanGraceSeconds, ParamReconcileSchedule,
-		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamRuntimeConfigSecretArn, ParamEcrRepositoryArns, ParamSubnetIDs,
+		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamRuntimeConfigSecretArn, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
 		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN}
 }
+
+var parameterPathRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]*/$`)
 
 var tablePrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}$`)
 
@@ -237,6 +249,7 @@ func LoadProps(lookup Lookup) (Props, error) {
 	str(ParamWorkspaceRoot, &p.WorkspaceRoot)
 	str(ParamRuntimeConfigSecretArn, &p.RuntimeConfigSecretArn)
 	list(ParamEcrRepositoryArns, &p.EcrRepositoryArns)
+	str(ParamSecretsParameterPath, &p.SecretsParameterPath)
 	list(ParamSubnetIDs, &p.SubnetIDs)
 	list(ParamSecurityGroupIDs, &p.SecurityGroupIDs)
 	boolean(ParamDeletionProtection, &p.DeletionProtection)
@@ -305,6 +318,9 @@ func (p Props) Validate() error {
 	}
 	if p.RuntimeConfigSecretArn != "" && !strings.HasPrefix(p.RuntimeConfigSecretArn, "arn:") {
 		bad(ParamRuntimeConfigSecretArn, "%q is not an ARN", p.RuntimeConfigSecretArn)
+	}
+	if !parameterPathRE.MatchString(p.SecretsParameterPath) {
+		bad(ParamSecretsParameterPath, "%q is not a parameter path (/.../)", p.SecretsParameterPath)
 	}
 	for _, arn := range p.EcrRepositoryArns {
 		if !strings.HasPrefix(arn, "arn:") || !strings.Contains(arn, ":ecr:") {

@@ -288,6 +288,7 @@ func TestLeastPrivilege(t *testing.T) {
 		{"any queue action", func(st statement) bool { return strings.HasPrefix(st.action, "sqs:") },
 			[]string{"create", "dispatcher", "lifecycle", "reconciler"}},
 		{"table scans", func(st statement) bool { return st.action == "dynamodb:Scan" }, []string{"api"}},
+		{"read template secrets", func(st statement) bool { return st.action == "ssm:GetParameter" }, []string{"create", "lifecycle"}},
 		{"ECR pull tokens", func(st statement) bool { return st.action == "ecr:GetAuthorizationToken" },
 			[]string{"create", "lifecycle"}},
 		{"read the outbox stream", func(st statement) bool { return st.action == "dynamodb:GetRecords" }, []string{"dispatcher"}},

@@ -3,6 +3,7 @@ package berthstack
 import (
 	"slices"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -72,12 +73,15 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 			timeout:  WorkerTimeout(secondsOf(p.CreateStartTimeoutSeconds)),
 			reserved: reserved,
 			inVPC:    true,
-			env:      merge(queueEnv(pl), runtimeEnv(p)),
+			env:      merge(queueEnv(pl), runtimeEnv(p), templateSecretsEnv(p)),
 			statements: slices.Concat([]awsiam.PolicyStatement{
 				storeStatement,
 				// The mapping consumes with the function's role; a failed operation's retry
 				// delay is set on its message.
 				allow([]string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"}, q.QueueArn()),
+				// Templates' secret_env values, under the deployment's path only.
+				allow([]string{"ssm:GetParameter"}, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":ssm:"+*awscdk.Aws_REGION()+":"+
+					*awscdk.Aws_ACCOUNT_ID()+":parameter"+p.SecretsParameterPath+"*")),
 			}, pullStatements(p), secretStatements(p)),
 		})
 	}
