@@ -13,11 +13,9 @@ import (
 //   - IAM: policies attached to a role (AWS::IAM::Policy), inline ones and statement
 //     groupings become one set of (effect, action, resource) permissions on the role; Sids
 //     and policy names are dropped;
-//   - a Lambda permission's SourceArn: SAM scopes it to /*/*/api/*, the CDK to the route's
+//   - a Lambda permission's SourceArn: the template scopes it to the API (/*), the CDK to the route's
 //     own path; both name the same API, which is what is compared; and its FunctionName, a
 //     name or an ARN for the same function;
-//   - a schedule's Name: SAM names it after the logical id, the CDK leaves it to
-//     CloudFormation;
 //   - the CDK's own metadata resource.
 func Normalize(r *Resolved) {
 	for id, res := range r.Resources {
@@ -35,8 +33,6 @@ func Normalize(r *Resolved) {
 			if api := firstRef(props["SourceArn"]); api != nil {
 				props["SourceArn"] = Ref{ID: api.ID}
 			}
-		case "AWS::Scheduler::Schedule":
-			delete(props, "Name")
 		}
 	}
 	mergePolicies(r)
