@@ -168,14 +168,30 @@ type Kubernetes struct {
 	Clusters []KubernetesCluster `yaml:"clusters"`
 }
 
-// KubernetesCluster is one cluster berth may place containers on.
+// KubernetesCluster is one cluster berth may place containers on. It is
+// reached through a kubeconfig (Kubeconfig, Context), through EKS
+// (EKSCluster, Region: endpoint and CA from eks:DescribeCluster, a token
+// from the AWS credentials), or, with neither, through the in-cluster
+// service account.
 type KubernetesCluster struct {
-	// Name identifies the cluster; it becomes runtime_node_name's prefix.
+	// Name identifies the cluster; it becomes runtime_node_name's prefix
+	// ("<name>/<kubernetes node>" once the pod is scheduled), so it must
+	// not contain '/'.
 	Name string `yaml:"name"`
-	// Kubeconfig is a kubeconfig file; empty means in-cluster config.
+	// Kubeconfig is a kubeconfig file; empty (and no EKSCluster) means
+	// in-cluster config.
 	Kubeconfig string `yaml:"kubeconfig,omitempty"`
 	// Context selects a kubeconfig context; empty means its current one.
 	Context string `yaml:"context,omitempty"`
+	// EKSCluster is the EKS cluster's name, for clusters reached through
+	// EKS instead of a kubeconfig.
+	EKSCluster string `yaml:"eks_cluster,omitempty"`
+	// Region is the EKS cluster's AWS region; empty means the SDK's
+	// default chain.
+	Region string `yaml:"region,omitempty"`
+	// AllowedHostPathRoots are the only node paths a template's bind
+	// volumes may mount (as hostPath volumes); empty refuses them.
+	AllowedHostPathRoots []string `yaml:"allowed_host_path_roots,omitempty"`
 	// Namespace is where berth's pods go ("berth" when empty).
 	Namespace string `yaml:"namespace,omitempty"`
 	// Labels are matched by a template's scheduling.host_labels.

@@ -195,6 +195,18 @@ func (c *checker) kubernetes(k *Kubernetes) {
 		} else {
 			seen[cl.Name] = i
 		}
+		if strings.Contains(cl.Name, "/") {
+			c.fail(key+".name", "must not contain '/' (it separates the cluster from the node in runtime_node_name), got %q", cl.Name)
+		}
+		if cl.EKSCluster != "" && (cl.Kubeconfig != "" || cl.Context != "") {
+			c.fail(key+".eks_cluster", "a cluster is reached through EKS or through a kubeconfig, not both")
+		}
+		if cl.Region != "" && cl.EKSCluster == "" {
+			c.fail(key+".region", "only applies with eks_cluster")
+		}
+		for j, r := range cl.AllowedHostPathRoots {
+			c.absClean(fmt.Sprintf("%s.allowed_host_path_roots[%d]", key, j), r)
+		}
 		if !dns1123Label.MatchString(cl.Namespace) {
 			c.fail(key+".namespace", "must be a DNS-1123 label (lower-case letters, digits, '-'; at most 63), got %q", cl.Namespace)
 		}
