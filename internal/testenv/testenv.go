@@ -18,6 +18,11 @@ const (
 	EnvDockerHost  = "BERTH_TEST_DOCKER_HOST"    // unix:///... of the first engine
 	EnvDockerHost2 = "BERTH_TEST_DOCKER_HOST2"   // unix:///... of a second engine (placement tests)
 	EnvTestImage   = "BERTH_TEST_IMAGE"          // a local image with busybox (sh, sleep, echo, ...)
+	// EnvKubeconfig is a kubeconfig for a real kube-apiserver (with kwok
+	// nodes) as a user holding only berth's namespaced Role.
+	EnvKubeconfig = "BERTH_TEST_KUBECONFIG"
+	// EnvKubeNamespace is the namespace that Role is bound in.
+	EnvKubeNamespace = "BERTH_TEST_KUBE_NAMESPACE"
 )
 
 // InCI reports whether the tests run in CI, where a missing part is a failure.
@@ -56,3 +61,12 @@ func DockerHost2(t testing.TB) string { return require(t, EnvDockerHost2, "a sec
 
 // TestImage returns the locally built busybox test image.
 func TestImage(t testing.TB) string { return require(t, EnvTestImage, "the test image") }
+
+// Kubeconfig returns the kubeconfig of the test cluster's restricted user
+// (scripts/testenv/kubernetes.sh).
+func Kubeconfig(t testing.TB) string { return require(t, EnvKubeconfig, "a Kubernetes API server") }
+
+// KubeNamespace returns the namespace the test cluster's user may use.
+func KubeNamespace(t testing.TB) string {
+	return require(t, EnvKubeNamespace, "a Kubernetes API server")
+}

@@ -1,0 +1,24 @@
+package docker_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/runtime/runtimetest"
+)
+
+// TestConformance runs the Runtime contract's shared cases against real
+// Docker engines (the Kubernetes runtime runs the same cases).
+func TestConformance(t *testing.T) {
+	runtimetest.Run(t, func(t *testing.T) runtimetest.Harness {
+		e := newEngine(t)
+		return runtimetest.Harness{
+			Runtime: e.Runtime,
+			Running: func(*testing.T) container.Instance { return e.instance(politeSleeper) },
+			Exiting: func(_ *testing.T, code int) container.Instance {
+				return e.instance(fmt.Sprintf("sleep 0.3; exit %d", code))
+			},
+		}
+	})
+}

@@ -1,0 +1,84 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/berth-io/berth/internal/config"
+)
+
+// cluster is one configured cluster and its client, made on first use: an
+// EKS cluster needs an AWS call to find its endpoint, which New must not
+// make (a cluster that is down must not stop berth from starting).
+type cluster struct {
+	cfg  config.KubernetesCluster
+	opts Options
+
+	mu sync.Mutex
+	cs k8s.Interface
+}
+
+func newCluster(cc config.KubernetesCluster, opts Options) (*cluster, error) {
+	cl := &cluster{cfg: cc, opts: opts}
+	if cc.EKSCluster != "" {
+		return cl, nil
+	}
+	// A kubeconfig or the in-cluster config is local: read it now, so a
+	// wrong path or context is a start-up error rather than a failed create.
+	rc, err := kubeRESTConfig(cc)
+	if err != nil {
+		return nil, err
+	}
+	restConfigDefaults(rc, opts)
+	cs, err := k8s.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("making the client: %w", err)
+	}
+	cl.cs = cs
+	return cl, nil
+}
+
+// kubeRESTConfig reads the kubeconfig (and context) the cluster names, or
+// the in-cluster service account's config when it names none.
+func kubeRESTConfig(cc config.KubernetesCluster) (*rest.Config, error) {
+	if cc.Kubeconfig == "" {
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no kubeconfig given and not running in a cluster: %w", err)
+		}
+		return rc, nil
+	}
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: cc.Kubeconfig}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: cc.Context}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", cc.Kubeconfig, err)
+	}
+	return rc, nil
+}
+
+// client returns the cluster's clientset, making it on first use for EKS.
+// A failure is not remembered: the next call tries again.
+func (c *cluster) client(ctx context.Context) (k8s.Interface, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cs != nil {
+		return c.cs, nil
+	}
+	rc, err := eksRESTConfig(ctx, c.cfg, c.opts.AWS)
+	if err != nil {
+		return nil, err
+	}
+	restConfigDefaults(rc, c.opts)
+	cs, err := k8s.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("making the client: %w", err)
+	}
+	c.cs = cs
+	return cs, nil
+}
