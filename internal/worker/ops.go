@@ -102,6 +102,13 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 		return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
 	}
 	st, err := w.waitStable(ctx, rt, ref, createStart.Add(w.timeout))
+	if errors.Is(err, errPermanent) {
+		// Stopped so that it cannot start later behind the failed instance
+		// (a Kubernetes Pod keeps waiting for a node or an image).
+		if serr := rt.Stop(ctx, ref, 0); serr != nil && !runtime.IsNotFound(serr) {
+			log.WarnContext(ctx, "stopping a container that did not start in time", "error", serr)
+		}
+	}
 	if err != nil {
 		return w.afterRuntimeError(ctx, log, rt, inst.ID, unstable(rt, ref, err))
 	}
@@ -251,6 +258,10 @@ func (w *Worker) waitStable(ctx context.Context, rt runtime.Runtime, ref runtime
 			return st, nil
 		}
 		if !w.now().Before(deadline) {
+			if st.Error != "" {
+				// The runtime's word for why (Unschedulable, ImagePullBackOff, …).
+				return st, fmt.Errorf("container still %s after the %s start timeout (%s): %w", st.Phase, w.timeout, st.Error, errPermanent)
+			}
 			return st, fmt.Errorf("container still %s after the %s start timeout: %w", st.Phase, w.timeout, errPermanent)
 		}
 		wait := poll
