@@ -30,6 +30,7 @@ import (
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/runtime/kubernetes"
 	"github.com/berth-io/berth/internal/secrets"
 	"github.com/berth-io/berth/internal/store/boltstore"
 	"github.com/berth-io/berth/internal/worker"
@@ -120,6 +121,7 @@ type server struct {
 	store      *boltstore.Store
 	manager    *manager.Manager
 	docker     *docker.Runtime
+	kube       *kubernetes.Runtime // nil without kubernetes.clusters
 	runtimes   *runtime.Resolver
 	queues     map[outbox.QueueName]*memqueue.Queue
 	dispatcher *outbox.Dispatcher
@@ -170,7 +172,10 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	}
 	s.docker = rt
 	opened = append(opened, rt)
-	if s.runtimes, err = runtime.NewResolver(rt); err != nil {
+	if s.kube, err = kubernetes.FromConfig(cfg, log); err != nil {
+		return nil, err
+	}
+	if s.runtimes, err = runtime.NewResolver(s.allRuntimes()...); err != nil {
 		return nil, err
 	}
 
@@ -259,6 +264,9 @@ func (s *server) printStartup(mode string) {
 	for _, h := range s.cfg.Docker.Hosts {
 		fmt.Fprintf(s.out, "  docker:   %s at %s (capacity %d)\n", h.Name, h.Endpoint, h.Capacity)
 	}
+	for _, c := range s.cfg.Kubernetes.Clusters {
+		fmt.Fprintf(s.out, "  kubernetes: %s, namespace %s (capacity %d)\n", c.Name, c.Namespace, c.Capacity)
+	}
 	fmt.Fprintf(s.out, "  identity: %s\n", mode)
 	fmt.Fprintf(s.out, "  creates:  at most %d at once, %d waiting\n", s.cfg.Container.CreateQueueMaxConcurrency, s.cfg.Container.CreateQueueMaxPending)
 }
@@ -289,7 +297,9 @@ func (s *server) run(ctx context.Context) error {
 		return err
 	}
 	goLoop("watcher", func(ctx context.Context) { _ = s.watcher.Run(ctx) })
-	goLoop("state", func(ctx context.Context) { monitor.Run(ctx, s.docker, s.manager, s.log) })
+	for _, rt := range s.allRuntimes() {
+		goLoop("state "+rt.Kind(), func(ctx context.Context) { monitor.Run(ctx, rt, s.manager, s.log) })
+	}
 	goLoop("purge", s.purgeLoop)
 	goLoop("reconciler", s.reconcileLoop)
 	if s.cfg.Container.RefreshImageStatusOnStart {
@@ -329,6 +339,15 @@ func (s *server) run(ctx context.Context) error {
 	return nil
 }
 
+// allRuntimes are the runtimes configured: Docker, and Kubernetes when
+// clusters are.
+func (s *server) allRuntimes() []runtime.Runtime {
+	if s.kube == nil {
+		return []runtime.Runtime{s.docker}
+	}
+	return []runtime.Runtime{s.docker, s.kube}
+}
+
 // recoverQueues re-sends, at start, what the in-process queues held when the
 // last process ended: their messages died with it, while the outbox items
 // they carried are still unfinished in the store.
@@ -365,7 +384,7 @@ func (s *server) recoverGroups(ctx context.Context) error {
 
 // reconcileLoop is the recovery loop on a ticker (EventBridge in AWS).
 func (s *server) reconcileLoop(ctx context.Context) {
-	r, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, []runtime.Runtime{s.docker}, s.dispatcher, s.log, nil))
+	r, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, s.allRuntimes(), s.dispatcher, s.log, nil))
 	if err != nil {
 		s.log.Error("reconciler cannot start", "error", err)
 		return
@@ -408,9 +427,10 @@ func (s *server) checkImages(ctx context.Context) {
 	s.mu.Unlock()
 }
 
-// health reports the store, the queues and each Docker host. berth is
+// health reports the store, the queues, each Docker host and the Kubernetes
+// clusters. berth is
 // ready while the store answers (the in-process queues always take
-// messages); a Docker host that does not answer only degrades it: the API
+// messages); a Docker host or cluster that does not answer only degrades it: the API
 // still serves, and work for that host waits for it.
 func (s *server) health(ctx context.Context) (bool, any) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -447,6 +467,14 @@ func (s *server) health(ctx context.Context) (bool, any) {
 		hosts[h] = entry
 	}
 	report["docker"] = hosts
+	if s.kube != nil {
+		entry := map[string]any{"ok": true}
+		if err := s.kube.Ping(ctx); err != nil {
+			degraded = true
+			entry = map[string]any{"ok": false, "error": err.Error()}
+		}
+		report["kubernetes"] = entry
+	}
 	s.mu.Lock()
 	if s.images != nil {
 		report["images"] = s.images

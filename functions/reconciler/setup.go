@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/runtime/kubernetes"
 	"github.com/berth-io/berth/internal/store"
 )
 
@@ -62,13 +64,22 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, lambdaenv.DockerHostsHint(err)
 	}
+	rts := []runtime.Runtime{rt}
+	kube, err := kubernetes.FromConfig(cfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("%w (kubernetes.clusters comes from the secret named by %s or the file named by %s)",
+			err, lambdaenv.ConfigSecretVar, lambdaenv.ConfigFileVar)
+	}
+	if kube != nil {
+		rts = append(rts, kube)
+	}
 	var sw reconcile.Sweeper
 	if lambdaenv.HasQueues(cfg) {
 		sw = &outbox.Dispatcher{Queues: lambdaenv.Queues(cfg, e.SQS()), Store: e.Store, Metrics: e.Metrics, Logger: logger}
 	} else {
 		logger.Warn("no queue URLs configured: the outbox sweep is skipped (set BERTH_QUEUE_CREATE_QUEUE_URL and BERTH_QUEUE_LIFECYCLE_QUEUE_URL)")
 	}
-	fn, err := newFunction(cfg, e.Store, []runtime.Runtime{rt}, sw, e.Metrics, logger)
+	fn, err := newFunction(cfg, e.Store, rts, sw, e.Metrics, logger)
 	if err != nil {
 		return nil, err
 	}

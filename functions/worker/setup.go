@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -15,6 +16,7 @@ import (
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/runtime/kubernetes"
 	"github.com/berth-io/berth/internal/secrets"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/worker"
@@ -48,13 +50,23 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, err
 	}
-	return newFunction(e.Config, e.Store, rt, e.SQS(), sec, e.Metrics, logger)
+	kube, err := kubernetes.FromConfig(e.Config, logger)
+	if err != nil {
+		return nil, fmt.Errorf("%w (kubernetes.clusters comes from the secret named by %s or the file named by %s)",
+			err, lambdaenv.ConfigSecretVar, lambdaenv.ConfigFileVar)
+	}
+	var more []runtime.Runtime
+	if kube != nil {
+		more = append(more, kube)
+	}
+	return newFunction(e.Config, e.Store, rt, e.SQS(), sec, e.Metrics, logger, more...)
 }
 
 // newFunction wires the worker on its parts; tests call it with DynamoDB
-// Local, the SQS emulator and a real Docker engine.
-func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClient sqsqueue.API, sec worker.SecretSource, emf *metrics.Emitter, logger *slog.Logger) (*function, error) {
-	res, err := runtime.NewResolver(rt)
+// Local, the SQS emulator and a real Docker engine. more are further
+// runtimes (Kubernetes) beside rt.
+func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClient sqsqueue.API, sec worker.SecretSource, emf *metrics.Emitter, logger *slog.Logger, more ...runtime.Runtime) (*function, error) {
+	res, err := runtime.NewResolver(append([]runtime.Runtime{rt}, more...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -56,3 +56,21 @@ func NoDeps(t *testing.T, mustHave string, forbidden []string) {
 		})
 	}
 }
+
+// Links fails t unless the package in the current directory links every
+// package in want, in the Lambda build (linux/arm64, lambda.norpc).
+func Links(t *testing.T, want ...string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", "-tags", "lambda.norpc", ".")
+	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	pkgs := strings.Fields(string(out))
+	for _, w := range want {
+		if !slices.Contains(pkgs, w) {
+			t.Errorf("does not link %s", w)
+		}
+	}
+}
