@@ -4,12 +4,15 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	berth "github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
@@ -118,4 +121,62 @@ func median(ds []time.Duration) time.Duration {
 		return 0
 	}
 	return s[len(s)/2]
+}
+
+// BenchmarkKubernetesCreateToRunning compares, in one run on the test
+// cluster (real kube-apiserver, scheduler, kwok node), berth's create →
+// running (POST, then the API's wait) with a bare client-go Pod create and
+// a watch until the Pod is Running. It reports both medians and their ratio
+// (goal ≤ 1.1).
+func BenchmarkKubernetesCreateToRunning(b *testing.B) {
+	e := newServeEnv(b, serveOptions{kubernetes: true})
+	e.start()
+	e.putKubeTemplates()
+	ctx := context.Background()
+	cs, ns, err := e.kube.Clientset(ctx, "k1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	pods := cs.CoreV1().Pods(ns)
+	var bare []string
+	b.Cleanup(func() {
+		for _, name := range bare {
+			_ = pods.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+		}
+	})
+	var berthTimes, bareTimes []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		in := e.create("k-sleeper")
+		e.waitFor(in.ID, fsm.Running, time.Minute)
+		berthTimes = append(berthTimes, time.Since(start))
+
+		name := "bare-" + strings.ToLower(berth.NewID())
+		start = time.Now()
+		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := pods.Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
+				Name: "main", Image: kubeImage, Command: []string{"sleep", "infinity"}}}},
+		}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		bare = append(bare, name)
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok && p.Status.Phase == corev1.PodRunning {
+				break
+			}
+		}
+		w.Stop()
+		bareTimes = append(bareTimes, time.Since(start))
+	}
+	b.StopTimer()
+	mb, md := median(berthTimes), median(bareTimes)
+	b.ReportMetric(float64(mb.Milliseconds()), "berth-ms")
+	b.ReportMetric(float64(md.Milliseconds()), "client-go-ms")
+	b.ReportMetric(float64(mb)/float64(md), "berth/client-go")
 }

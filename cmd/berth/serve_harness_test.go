@@ -22,6 +22,7 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/runtime/kubernetes"
 	"github.com/berth-io/berth/internal/testenv"
 )
 
@@ -54,6 +55,7 @@ type serveEnv struct {
 	addr    string
 	image   string
 	engine  *docker.Runtime
+	kube    *kubernetes.Runtime // with serveOptions.kubernetes
 	proc    *exec.Cmd
 	logs    *testenv.SyncBuffer
 	out     *testenv.SyncBuffer // stdout: the start-up summary
@@ -73,6 +75,10 @@ type serveOptions struct {
 	containerKeys string
 	// noImageRefresh sets refresh_image_status_on_start to false.
 	noImageRefresh bool
+	// kubernetes adds the test cluster (scripts/testenv/kubernetes.sh) as
+	// cluster "k1" and allows runtime kubernetes.
+	kubernetes         bool
+	createStartTimeout time.Duration
 }
 
 func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
@@ -93,8 +99,17 @@ func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
 	}
 	e := &serveEnv{t: t, dir: t.TempDir(), scope: "serve-" + strings.ToLower(container.NewID()), image: image}
 	e.cfgPath = filepath.Join(e.dir, "config.yml")
+	extraContainer, kubeSection := "", ""
+	if o.createStartTimeout > 0 {
+		extraContainer += fmt.Sprintf("  create_start_timeout: %s\n", o.createStartTimeout)
+	}
+	if o.kubernetes {
+		extraContainer += "  allowed_runtimes: [docker, kubernetes]\n"
+		kubeSection = fmt.Sprintf("kubernetes:\n  clusters:\n    - {name: k1, kubeconfig: %q, namespace: %s}\n",
+			testenv.Kubeconfig(t), testenv.KubeNamespace(t))
+	}
 	cfg := fmt.Sprintf(`container:
-  create_queue_max_concurrency: %d
+%s  create_queue_max_concurrency: %d
   create_queue_max_pending: %d
   stop_grace_period: 1s
   orphan_grace: %s
@@ -108,11 +123,11 @@ docker:
     - name: local
       endpoint: %s
       network_mode: none
-`, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, !o.noImageRefresh, indent(o.containerKeys), authSection(o.noTokens), e.scope, endpoint)
+`, extraContainer, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, !o.noImageRefresh, indent(o.containerKeys), authSection(o.noTokens), e.scope, endpoint)
 	if o.downHost {
 		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"
 	}
-	cfg += o.extra
+	cfg += kubeSection + o.extra
 	if err := os.WriteFile(e.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +139,9 @@ docker:
 	if err != nil {
 		t.Fatal(err)
 	}
+	if e.kube, err = kubernetes.FromConfig(c, nil); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		e.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -133,6 +151,12 @@ docker:
 			_ = e.engine.Delete(ctx, st.Ref)
 		}
 		e.engine.Close()
+		if e.kube != nil {
+			pods, _ := e.kube.List(ctx)
+			for _, st := range pods {
+				_ = e.kube.Delete(ctx, st.Ref)
+			}
+		}
 	})
 	return e
 }
