@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2317 # cleanup and on_signal run from traps
-# Run a command with the real parts the tests need: DynamoDB Local, the SQS emulator and Docker engines.
+# Run a command with the real parts the tests need: DynamoDB Local, the SQS emulator, Docker engines and a
+# Kubernetes control plane.
 #
 #   scripts/test-services.sh CMD [ARG...]        e.g. scripts/test-services.sh go test ./...
 #
@@ -9,13 +10,16 @@
 #   dynamodb-local  AWS_ENDPOINT_URL_DYNAMODB   scripts/testenv/dynamodb-local.sh
 #   sqs             AWS_ENDPOINT_URL_SQS        scripts/testenv/sqs.sh
 #   docker          BERTH_TEST_DOCKER_HOST      scripts/testenv/docker.sh (skipped if the script is absent)
+#   kubernetes      BERTH_TEST_KUBECONFIG       scripts/testenv/kubernetes.sh (etcd, kube-apiserver, kube-
+#                                               controller-manager, kube-scheduler and kwok; the first run
+#                                               builds them from source, ~25 min on 2 cores, then cached)
 # Otherwise the part's script is run as `SCRIPT up STATE_DIR` (all parts in parallel) and the
 # `export NAME=VALUE` lines it prints are loaded. A part that cannot start is reported loudly on stderr
 # and the command still runs: tests that need the part skip locally and fail in CI (internal/testenv).
 # When the command ends (or on Ctrl-C / SIGTERM) every part started here is stopped with
 # `SCRIPT down STATE_DIR`, and the command's exit status is returned.
 #
-# BERTH_TEST_SERVICES="dynamodb-local sqs" limits which parts may be started (default: all three).
+# BERTH_TEST_SERVICES="dynamodb-local sqs" limits which parts may be started (default: all four).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,8 +44,9 @@ parts=(
 	"dynamodb-local AWS_ENDPOINT_URL_DYNAMODB $here/testenv/dynamodb-local.sh"
 	"sqs AWS_ENDPOINT_URL_SQS $here/testenv/sqs.sh"
 	"docker BERTH_TEST_DOCKER_HOST $here/testenv/docker.sh"
+	"kubernetes BERTH_TEST_KUBECONFIG $here/testenv/kubernetes.sh"
 )
-wanted=" ${BERTH_TEST_SERVICES:-dynamodb-local sqs docker} "
+wanted=" ${BERTH_TEST_SERVICES:-dynamodb-local sqs docker kubernetes} "
 
 state=$(mktemp -d "${TMPDIR:-/tmp}/berth-test-services.XXXXXX")
 declare -A script_of=() up_pid=() parts_by_name=()
@@ -138,6 +143,8 @@ for name in "${started[@]}"; do
 	while IFS= read -r line; do
 		if [[ $line =~ ^export\ [A-Za-z_][A-Za-z0-9_]*= ]]; then
 			eval "$line"
+		elif [[ $line =~ ^KUBECONFIG= ]]; then
+			log "$name: $line (admin; the tests use BERTH_TEST_KUBECONFIG)"
 		elif [[ -n $line ]]; then
 			log "$name: ignoring a line that is not an export: $line"
 		fi
