@@ -215,6 +215,17 @@ func TestInvalidValues(t *testing.T) {
 			},
 		},
 		{
+			name: "kubernetes access",
+			file: "kubernetes:\n  clusters:\n    - {name: a/b, eks_cluster: prod, kubeconfig: /k}\n    - {name: c, region: eu-west-1, allowed_host_path_roots: [data, /srv/../x]}\n",
+			want: []want{
+				{"kubernetes.clusters[0].name", "FILE:3", "must not contain '/'"},
+				{"kubernetes.clusters[0].eks_cluster", "FILE:3", "through EKS or through a kubeconfig, not both"},
+				{"kubernetes.clusters[1].region", "FILE:4", "only applies with eks_cluster"},
+				{"kubernetes.clusters[1].allowed_host_path_roots[0]", "FILE:4", "must be an absolute path"},
+				{"kubernetes.clusters[1].allowed_host_path_roots[1]", "FILE:4", "must be a clean path"},
+			},
+		},
+		{
 			name: "unknown keys",
 			file: "containr:\n  x: 1\ncontainer:\n  create_queue_max_pendng: 5\ndocker:\n  hosts:\n    - {name: a, endpoint: 'unix:///x', capcity: 1}\nauth:\n  tokens:\n    tok-0123456789abcdef: {user: a, admn: true}\n",
 			want: []want{
