@@ -21,7 +21,7 @@ const kubeImage = "registry.invalid/berth/test:1"
 func (e *serveEnv) putKubeTemplates() {
 	e.t.Helper()
 	exit := func(code string) map[string]string {
-		return map[string]string{"test.berth.dev/exit-code": code, "test.berth.dev/exit-after-ms": "300"}
+		return map[string]string{"test.berth.dev/exit-code": code, "test.berth.dev/exit-after": "300ms"}
 	}
 	for name, tpl := range map[string]container.Template{
 		"k-sleeper": {},

@@ -17,10 +17,10 @@ import (
 )
 
 // The labels berth's kwok stages (scripts/testenv/kwok) act on: a running
-// Pod with an exit code label ends with that code after exit-after-ms.
+// Pod with an exit code label ends with that code after the exit-after duration.
 const (
 	labelExitCode  = "test.berth.dev/exit-code"
-	labelExitAfter = "test.berth.dev/exit-after-ms"
+	labelExitAfter = "test.berth.dev/exit-after"
 )
 
 // testImage is never pulled: kwok's nodes run nothing.
@@ -89,7 +89,7 @@ func (k *kube) instance() container.Instance {
 func (k *kube) exiting(code int) container.Instance {
 	inst := k.instance()
 	inst.Spec.Labels[labelExitCode] = strconv.Itoa(code)
-	inst.Spec.Labels[labelExitAfter] = "300"
+	inst.Spec.Labels[labelExitAfter] = "300ms"
 	return inst
 }
 
