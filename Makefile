@@ -1,8 +1,8 @@
 # berth — build, test and lint.
 #
 #   make build   Lambda bootstraps for every functions/<fn>/ into dist/<fn>/bootstrap (linux/arm64)
-#   make test    all Go tests, with DynamoDB Local, the SQS emulator and Docker started around them,
-#                then the CDK app's (infra/; `make test INFRA=` skips them)
+#   make test    all Go tests, with DynamoDB Local, the SQS emulator, Docker and Kubernetes started around
+#                them, then the CDK app's (infra/; `make test INFRA=` skips them)
 #   make synth   the CDK stack's CloudFormation template into infra/cdk.out/ (offline; builds first)
 #   make bench   all benchmarks, same services (BENCH=regexp BENCHTIME=1s|100x PKGS=./internal/...)
 #   make lint    gofmt + go vet + cfn-lint template.yaml (when cfn-lint is installed)
