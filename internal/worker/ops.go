@@ -102,13 +102,6 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 		return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
 	}
 	st, err := w.waitStable(ctx, rt, ref, createStart.Add(w.timeout))
-	if errors.Is(err, errPermanent) {
-		// Stopped so that it cannot start later behind the failed instance
-		// (a Kubernetes Pod keeps waiting for a node or an image).
-		if serr := rt.Stop(ctx, ref, 0); serr != nil && !runtime.IsNotFound(serr) {
-			log.WarnContext(ctx, "stopping a container that did not start in time", "error", serr)
-		}
-	}
 	if err != nil {
 		return w.afterRuntimeError(ctx, log, rt, inst.ID, unstable(rt, ref, err))
 	}
