@@ -114,8 +114,11 @@ func TestServeKubernetesFailures(t *testing.T) {
 	if !strings.Contains(failed.StatusReason, "Unschedulable") || !strings.Contains(failed.StatusReason, "start timeout") {
 		t.Errorf("status_reason = %q, want the start timeout and Unschedulable", failed.StatusReason)
 	}
-	if pods := e.pods()[nowhere.ID]; len(pods) != 0 {
-		t.Errorf("the unschedulable Pod is still there after its instance failed: %+v", pods)
+	// The worker stops (deletes) the Pod right after recording the failure.
+	for deadline := time.Now().Add(30 * time.Second); len(e.pods()[nowhere.ID]) != 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the unschedulable Pod is still there 30 s after its instance failed: %+v", e.pods()[nowhere.ID])
+		}
 	}
 
 	done := e.waitFor(ok.ID, fsm.Stopped, time.Minute)
