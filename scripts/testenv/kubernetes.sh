@@ -25,7 +25,7 @@ readonly CACHE_ROOT=${BERTH_CACHE_DIR:-$HOME/.cache/berth}
 readonly KUBE_DIR=$CACHE_ROOT/kubernetes-$KUBERNETES_VERSION
 readonly ETCD_DIR=$CACHE_ROOT/etcd-$ETCD_VERSION
 readonly KWOK_DIR=$CACHE_ROOT/kwok-$KWOK_VERSION
-readonly START_TIMEOUT=${BERTH_KUBERNETES_START_TIMEOUT:-120} # seconds until the cluster must be usable
+readonly START_TIMEOUT=${BERTH_KUBERNETES_START_TIMEOUT:-300} # seconds until the cluster is usable (generous: shared cores)
 
 readonly SERVICE=kubernetes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
