@@ -427,11 +427,11 @@ func (s *server) checkImages(ctx context.Context) {
 	s.mu.Unlock()
 }
 
-// health reports the store, the queues, each Docker host and the Kubernetes
-// clusters. berth is
-// ready while the store answers (the in-process queues always take
-// messages); a Docker host or cluster that does not answer only degrades it: the API
-// still serves, and work for that host waits for it.
+// health reports the store, the queues, each Docker host and the
+// Kubernetes clusters. berth is ready while the store answers (the
+// in-process queues always take messages); a Docker host or cluster that
+// does not answer only degrades it: the API still serves, and work for
+// that node waits for it.
 func (s *server) health(ctx context.Context) (bool, any) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
