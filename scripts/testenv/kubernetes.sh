@@ -313,7 +313,8 @@ up() {
 		--client-ca-file "$pki/ca.crt" --token-auth-file "$STATE_DIR/tokens.csv" --authorization-mode RBAC \
 		--service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \
 		--service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 10.96.0.0/24 \
-		--allow-privileged=false --profiling=false --cert-dir "$STATE_DIR/apiserver-certs"
+		--allow-privileged=false --profiling=false --cert-dir "$STATE_DIR/apiserver-certs" \
+		--disable-admission-plugins TaintNodesByCondition
 	wait_for kube-apiserver "$deadline" api GET /readyz
 	log "kube-apiserver ready on 127.0.0.1:$API_PORT in $(since "$t0")s"
 
@@ -321,7 +322,8 @@ up() {
 	admin=$(kubeconfig admin "$ADMIN_TOKEN" "$TEST_NAMESPACE")
 	berth=$(kubeconfig berth "$BERTH_TOKEN" "$TEST_NAMESPACE")
 	# No HTTPS of their own (--secure-port 0: nothing to collide on between runs); no node
-	# lifecycle controller, which would taint the simulated node for its missing kubelet heartbeats.
+	# lifecycle controller, which would taint the simulated node for its missing kubelet heartbeats (and
+	# so no TaintNodesByCondition admission above: its not-ready taint is that controller's to lift).
 	start kube-controller-manager "$KUBE_DIR/bin/kube-controller-manager" --kubeconfig "$admin" \
 		--secure-port 0 --leader-elect=false --controllers '*,-node-lifecycle-controller' \
 		--service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
