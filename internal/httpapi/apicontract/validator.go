@@ -81,6 +81,11 @@ type Exchange struct {
 func (v *Validator) Check(ctx context.Context, x Exchange) error {
 	req := x.Request.Clone(ctx)
 	req.Body = io.NopCloser(bytes.NewReader(x.RequestBody))
+	if len(x.RequestBody) > 0 {
+		// The server reads every body as JSON whatever its Content-Type (the
+		// document says so in prose): check it as what the server reads.
+		req.Header.Set("Content-Type", "application/json")
+	}
 	route, params, err := v.router.FindRoute(req)
 	if err != nil {
 		return v.checkUnrouted(x, err)
