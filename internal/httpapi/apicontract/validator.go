@@ -91,7 +91,11 @@ func (v *Validator) Check(ctx context.Context, x Exchange) error {
 		return v.checkUnrouted(x, err)
 	}
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}}
+		// readOnly fields (a template's version) are what a client SHOULD NOT
+		// send, not MUST NOT: the server ignores them, so that a template read
+		// with GET can be written back as it is.
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true,
+			ExcludeReadOnlyValidations: true}}
 	reqErr := openapi3filter.ValidateRequest(ctx, in)
 	if reqErr != nil && (x.Status < 400 || x.Status >= 500) {
 		return fmt.Errorf("the document refuses this request, yet it was answered %d: %w", x.Status, reqErr)
