@@ -123,6 +123,9 @@ func (v *Validator) checkUnrouted(x Exchange, routeErr error) error {
 		reason = re.Reason
 	}
 	switch {
+	case x.Status == http.StatusBadRequest:
+		// A malformed query is refused before any routing.
+		name = "BadRequest"
 	case reason == routers.ErrPathNotFound.Error() && x.Status == http.StatusNotFound:
 		name = "NotFound"
 	case reason == routers.ErrMethodNotAllowed.Error() && x.Status == http.StatusMethodNotAllowed:
@@ -182,6 +185,9 @@ func checkResponse(r *openapi3.Response, x Exchange) error {
 		if !slices.ContainsFunc(keys(r.Headers), func(d string) bool { return http.CanonicalHeaderKey(d) == h }) {
 			return fmt.Errorf("response %d has header %s, which the document does not name for it", x.Status, h)
 		}
+	}
+	if x.Request.Method == http.MethodHead {
+		return nil // whatever the handler wrote, HTTP sends no body
 	}
 	if len(r.Content) == 0 {
 		if len(bytes.TrimSpace(x.Body)) > 0 {
