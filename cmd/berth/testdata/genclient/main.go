@@ -8,6 +8,11 @@
 // expected answer exits 1 with the reason.
 package main
 
+// Statuses are written as berthapi.Status("…") rather than as generated
+// constants: oapi-codegen prefixes constants with their type once two enums
+// share a value (Status's failed and FinishRequest's outcome), so their
+// names depend on the rest of the document.
+
 import (
 	"context"
 	"flag"
@@ -57,7 +62,7 @@ func run(url, token, tpl string) error {
 		return fmt.Errorf("create: %v %s", err, body(created))
 	}
 	in := created.JSON202
-	if in.Status != berthapi.Pending || in.Name != name || created.Headers202 == nil || created.Headers202.Location != "/api/containers/"+in.Id {
+	if in.Status != berthapi.Status("pending") || in.Name != name || created.Headers202 == nil || created.Headers202.Location != "/api/containers/"+in.Id {
 		return fmt.Errorf("create: instance %+v, headers %+v", in, created.Headers202)
 	}
 	fmt.Println("step create", created.StatusCode())
@@ -68,15 +73,15 @@ func run(url, token, tpl string) error {
 	}
 	fmt.Println("step create-replayed", again.StatusCode())
 
-	if err := wait(ctx, c, in.Id, berthapi.Running); err != nil {
+	if err := wait(ctx, c, in.Id, berthapi.Status("running")); err != nil {
 		return err
 	}
 	stopped, err := c.StopContainerWithResponse(ctx, in.Id, &berthapi.StopContainerParams{})
-	if err != nil || stopped.JSON202 == nil || stopped.JSON202.Status != berthapi.StopPending {
+	if err != nil || stopped.JSON202 == nil || stopped.JSON202.Status != berthapi.Status("stop_pending") {
 		return fmt.Errorf("stop: %v %s", err, body(stopped))
 	}
 	fmt.Println("step stop", stopped.StatusCode())
-	if err := wait(ctx, c, in.Id, berthapi.Stopped); err != nil {
+	if err := wait(ctx, c, in.Id, berthapi.Status("stopped")); err != nil {
 		return err
 	}
 	got, err := c.GetContainerWithResponse(ctx, in.Id)
@@ -91,15 +96,15 @@ func run(url, token, tpl string) error {
 	fmt.Println("step start-stale", refused.StatusCode())
 	current := fmt.Sprintf(`"%d"`, got.JSON200.Version)
 	started, err := c.StartContainerWithResponse(ctx, in.Id, &berthapi.StartContainerParams{IfMatch: &current})
-	if err != nil || started.JSON202 == nil || started.JSON202.Status != berthapi.StartPending {
+	if err != nil || started.JSON202 == nil || started.JSON202.Status != berthapi.Status("start_pending") {
 		return fmt.Errorf("start: %v %s", err, body(started))
 	}
 	fmt.Println("step start", started.StatusCode())
-	if err := wait(ctx, c, in.Id, berthapi.Running); err != nil {
+	if err := wait(ctx, c, in.Id, berthapi.Status("running")); err != nil {
 		return err
 	}
 	deleted, err := c.DeleteContainerWithResponse(ctx, in.Id, &berthapi.DeleteContainerParams{})
-	if err != nil || deleted.JSON202 == nil || deleted.JSON202.Status != berthapi.DeletePending {
+	if err != nil || deleted.JSON202 == nil || deleted.JSON202.Status != berthapi.Status("delete_pending") {
 		return fmt.Errorf("delete: %v %s", err, body(deleted))
 	}
 	fmt.Println("step delete", deleted.StatusCode())
@@ -115,7 +120,7 @@ func run(url, token, tpl string) error {
 			fmt.Println("step gone", g.StatusCode())
 			break
 		}
-		if g.JSON200 == nil || (g.JSON200.Status != berthapi.DeletePending && g.JSON200.Status != berthapi.Deleting) {
+		if g.JSON200 == nil || (g.JSON200.Status != berthapi.Status("delete_pending") && g.JSON200.Status != berthapi.Status("deleting")) {
 			return fmt.Errorf("get after delete: %s", body(g))
 		}
 		select {
