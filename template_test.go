@@ -632,14 +632,26 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 	}
 }
 
-// TestTemplateAPI: one route with the JWT authorizer, payload 2.0, the
-// route key the events/api-*.json fixtures carry, and Cognito's admin
-// group named as the functions' configuration names it.
+// TestTemplateAPI: every path behind the JWT authorizer but the OpenAPI
+// document (GET /api/openapi.json, to anyone), payload 2.0, the route keys
+// the events/api-*.json fixtures carry, and Cognito's admin group named as
+// the functions' configuration names it.
 func TestTemplateAPI(t *testing.T) {
 	c := loadTemplate(t)
 	route := c.resource("HttpApiRoute", "AWS::ApiGatewayV2::Route")
-	if route["AuthorizationType"] != "JWT" || paramOf(route["AuthorizerId"]) != "HttpApiAuthorizer" {
-		t.Errorf("route %v: want the JWT authorizer", route)
+	if route["RouteKey"] != "ANY /{proxy+}" || route["AuthorizationType"] != "JWT" || paramOf(route["AuthorizerId"]) != "HttpApiAuthorizer" {
+		t.Errorf("route %v: want ANY /{proxy+} with the JWT authorizer", route)
+	}
+	doc := c.resource("HttpApiOpenAPIRoute", "AWS::ApiGatewayV2::Route")
+	if doc["RouteKey"] != "GET /api/openapi.json" || doc["AuthorizationType"] != "NONE" || doc["Target"] == nil || !reflect.DeepEqual(doc["Target"], route["Target"]) {
+		t.Errorf("route %v: want GET /api/openapi.json without authorizer, to the same integration", doc)
+	}
+	routeKeys := map[string]bool{}
+	for name, r := range c.resourcesOf("AWS::ApiGatewayV2::Route") {
+		if r["AuthorizationType"] != "JWT" && name != "HttpApiOpenAPIRoute" {
+			t.Errorf("route %s (%v) is not behind the JWT authorizer", name, r["RouteKey"])
+		}
+		routeKeys[fmt.Sprint(r["RouteKey"])] = true
 	}
 	if a := c.resource("HttpApiAuthorizer", "AWS::ApiGatewayV2::Authorizer"); a["AuthorizerType"] != "JWT" {
 		t.Errorf("authorizer %v", a)
@@ -658,8 +670,8 @@ func TestTemplateAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 		var ev struct{ RouteKey string }
-		if err := json.Unmarshal(raw, &ev); err != nil || ev.RouteKey != route["RouteKey"] {
-			t.Errorf("%s: routeKey %q, the stack's route is %v", f, ev.RouteKey, route["RouteKey"])
+		if err := json.Unmarshal(raw, &ev); err != nil || !routeKeys[ev.RouteKey] {
+			t.Errorf("%s: routeKey %q, the stack's routes are %v", f, ev.RouteKey, slices.Sorted(maps.Keys(routeKeys)))
 		}
 	}
 	group := c.resource("AdminUserGroup", "AWS::Cognito::UserPoolGroup")

@@ -20,6 +20,7 @@ import (
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/httpapi/apicontract"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
 	"github.com/berth-io/berth/internal/runtime/kubernetes"
@@ -56,10 +57,12 @@ type serveEnv struct {
 	image   string
 	engine  *docker.Runtime
 	kube    *kubernetes.Runtime // with serveOptions.kubernetes
-	proc    *exec.Cmd
-	logs    *testenv.SyncBuffer
-	out     *testenv.SyncBuffer // stdout: the start-up summary
-	exited  chan struct{}
+	// hc checks every API exchange against docs/openapi.yaml.
+	hc     *http.Client
+	proc   *exec.Cmd
+	logs   *testenv.SyncBuffer
+	out    *testenv.SyncBuffer // stdout: the start-up summary
+	exited chan struct{}
 }
 
 type serveOptions struct {
@@ -97,7 +100,8 @@ func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
 	if o.reconcileEvery == 0 {
 		o.reconcileEvery = 30 * time.Second
 	}
-	e := &serveEnv{t: t, dir: t.TempDir(), scope: "serve-" + strings.ToLower(container.NewID()), image: image}
+	e := &serveEnv{t: t, dir: t.TempDir(), scope: "serve-" + strings.ToLower(container.NewID()), image: image,
+		hc: &http.Client{Transport: apicontract.Transport(t, nil)}}
 	e.cfgPath = filepath.Join(e.dir, "config.yml")
 	extraContainer, kubeSection := "", ""
 	if o.createStartTimeout > 0 {
@@ -265,7 +269,10 @@ func (e *serveEnv) call(method, path, token string, body any) apiResp {
 	}
 	req, _ := http.NewRequest(method, "http://"+e.addr+path, rdr)
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := e.hc.Do(req)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +21,7 @@ import (
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/httpapi/apicontract"
 	"github.com/berth-io/berth/internal/lambdahttp"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/teststores"
@@ -97,7 +101,13 @@ func checkRealShape(t *testing.T, ev events.APIGatewayV2HTTPRequest) {
 	if ev.Version != "2.0" {
 		t.Errorf("version %q, want 2.0", ev.Version)
 	}
-	if ev.RouteKey != "$default" && ev.RouteKey != "ANY /{proxy+}" {
+	switch ev.RouteKey {
+	case "$default", "ANY /{proxy+}":
+	case "GET /api/openapi.json": // the stack's one route without the authorizer
+		if ev.RequestContext.Authorizer != nil || ev.RawPath != "/api/openapi.json" {
+			t.Errorf("routeKey %q with an authorizer or path %q", ev.RouteKey, ev.RawPath)
+		}
+	default:
 		t.Errorf("routeKey %q", ev.RouteKey)
 	}
 	if ev.RequestContext.RouteKey != ev.RouteKey {
@@ -212,7 +222,8 @@ type step struct {
 // status, with the instance driven between them as workers would.
 var scenario = []step{
 	{fixture: "missing-auth", want: 401},
-	{fixture: "create", want: 422}, // no such template yet
+	{fixture: "openapi", want: 200}, // the document needs no token
+	{fixture: "create", want: 422},  // no such template yet
 	{fixture: "put-template", want: 201},
 	{fixture: "put-template", want: 200},
 	{fixture: "put-template-not-admin", want: 403}, // without the admin group
@@ -276,6 +287,7 @@ func runScenario(t *testing.T, s store.Store, invoke func(events.APIGatewayV2HTT
 		}
 		used[st.fixture] = true
 		checkResponse(t, st.fixture, ev, resp)
+		checkContract(t, st.fixture, ev, resp)
 		if st.fixture == "create" && resp.StatusCode == 202 {
 			var in container.Instance
 			if err := json.Unmarshal([]byte(resp.Body), &in); err != nil || in.ID == "" {
@@ -328,6 +340,45 @@ func checkResponse(t *testing.T, name string, ev events.APIGatewayV2HTTPRequest,
 	}
 	if ct := resp.Headers["Content-Type"]; ct != wantCT || resp.IsBase64Encoded || !json.Valid([]byte(resp.Body)) {
 		t.Errorf("%s: Content-Type %q (want %q), base64 %v, body %q", name, ct, wantCT, resp.IsBase64Encoded, resp.Body)
+	}
+}
+
+// checkContract checks an exchange against docs/openapi.yaml, as the
+// httpapi tests check theirs: the function answers as the document says.
+func checkContract(t *testing.T, name string, ev events.APIGatewayV2HTTPRequest, resp events.APIGatewayV2HTTPResponse) {
+	t.Helper()
+	decode := func(s string, b64 bool) []byte {
+		if !b64 {
+			return []byte(s)
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatalf("%s: base64 body: %v", name, err)
+		}
+		return b
+	}
+	target := ev.RawPath
+	if ev.RawQueryString != "" {
+		target += "?" + ev.RawQueryString
+	}
+	body := decode(ev.Body, ev.IsBase64Encoded)
+	req := httptest.NewRequest(ev.RequestContext.HTTP.Method, target, bytes.NewReader(body))
+	for k, v := range ev.Headers {
+		req.Header.Set(k, v)
+	}
+	header := http.Header{}
+	for k, v := range resp.Headers {
+		header.Set(k, v)
+	}
+	for k, vs := range resp.MultiValueHeaders {
+		for _, v := range vs {
+			header.Add(k, v)
+		}
+	}
+	x := apicontract.Exchange{Request: req, RequestBody: body, Status: resp.StatusCode, Header: header,
+		Body: decode(resp.Body, resp.IsBase64Encoded)}
+	if err := apicontract.Shared(t).Check(context.Background(), x); err != nil {
+		t.Errorf("%s: %s %s → %d departs from docs/openapi.yaml: %v", name, req.Method, target, resp.StatusCode, err)
 	}
 }
 

@@ -25,9 +25,12 @@ type API struct {
 	UserPoolClient awscognito.CfnUserPoolClient
 }
 
-// APIRoutePath is the one route: every path goes to the api function, which answers unknown
+// APIRoutePath is the route of every path but OpenAPIRoutePath's: each goes to the api function, which answers unknown
 // ones with a problem+json 404.
 const APIRoutePath = "/{proxy+}"
+
+// OpenAPIRoutePath is the route without the authorizer: GET of the OpenAPI document.
+const OpenAPIRoutePath = "/api/openapi.json"
 
 // accessLogFormat is a stage access log line: JSON with the request id and the caller (the
 // token's sub), never the token.
@@ -74,10 +77,19 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 				IdentitySource: jsii.Strings("$request.header.Authorization"),
 			}),
 	})
+	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("ApiFunction"), fn, nil)
 	a.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 		Path:        jsii.String(APIRoutePath),
 		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
-		Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("ApiFunction"), fn, nil),
+		Integration: integration,
+	})
+	// The OpenAPI document, to anyone: client generators and API Gateway imports fetch it
+	// without a token (it names no user data).
+	a.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+		Path:        jsii.String(OpenAPIRoutePath),
+		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
+		Integration: integration,
+		Authorizer:  awsapigatewayv2.NewHttpNoneAuthorizer(),
 	})
 	// API Gateway waits up to 30 s on an HTTP API integration; the construct still checks
 	// REST's 29 s limit, so the timeout is set on the resource. The function's own 29 s

@@ -473,8 +473,9 @@ func TestAuth(t *testing.T) {
 	})
 	s := synth(t, DefaultProps())
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "ANY " + APIRoutePath, "AuthorizationType": "JWT"})
-	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 1 {
-		t.Errorf("%d routes, want 1 (every route behind the authorizer)", n)
+	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + OpenAPIRoutePath, "AuthorizationType": "NONE"})
+	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 2 {
+		t.Errorf("%d routes, want 2 (every path behind the authorizer but the OpenAPI document)", n)
 	}
 }
 

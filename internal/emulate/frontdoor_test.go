@@ -24,6 +24,16 @@ func TestFrontDoor(t *testing.T) {
 			}
 		}
 	})
+	t.Run("openapi document without a token", func(t *testing.T) {
+		// template.yaml's one route without the authorizer, to the api function.
+		r := st.do(http.MethodGet, "/api/openapi.json", "", nil)
+		if r.status != http.StatusOK || r.json(t)["openapi"] != "3.0.3" {
+			t.Errorf("GET /api/openapi.json without a token: %d %.200s", r.status, r.body)
+		}
+		if r := st.do(http.MethodPost, "/api/openapi.json", "", nil); r.status != http.StatusUnauthorized {
+			t.Errorf("POST /api/openapi.json without a token: %d %s, want the authorizer's 401 (only GET is open)", r.status, r.body)
+		}
+	})
 	t.Run("ownership", func(t *testing.T) {
 		if r := st.do(http.MethodGet, "/api/containers/"+aliceID, bobToken, nil); r.status != http.StatusNotFound {
 			t.Errorf("bob gets alice's container: %d %s", r.status, r.body)

@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"maps"
@@ -61,6 +62,29 @@ type handler struct {
 	// waiters holds a token per GET /wait being served (nil: no cap).
 	waiters chan struct{}
 	mux     *http.ServeMux
+	// routes is every method and pattern registered, for Routes.
+	routes []Route
+}
+
+// Route is one method on one path pattern (ServeMux syntax: /api/containers/{id}).
+type Route struct {
+	Method  string
+	Pattern string
+}
+
+// Routes lists the routes a handler made by New serves, sorted by pattern
+// then method; nil for any other handler. The OpenAPI document's test
+// compares it with the paths the document lists.
+func Routes(h http.Handler) []Route {
+	hh, ok := h.(*handler)
+	if !ok {
+		return nil
+	}
+	out := slices.Clone(hh.routes)
+	slices.SortFunc(out, func(a, b Route) int {
+		return cmp.Or(strings.Compare(a.Pattern, b.Pattern), strings.Compare(a.Method, b.Method))
+	})
+	return out
 }
 
 // New returns the API handler.
@@ -96,6 +120,7 @@ func New(o Options) http.Handler {
 	h.route("/api/groups/{group}/reset", map[string]apiFunc{"POST": h.resetGroup})
 	h.route("/api/templates", map[string]apiFunc{"GET": h.listTemplates})
 	h.route("/api/templates/{name}", map[string]apiFunc{"GET": h.getTemplate, "PUT": h.putTemplate, "DELETE": h.deleteTemplate})
+	h.public(OpenAPIPath, map[string]http.HandlerFunc{"GET": h.openAPI})
 	h.probe("/livez", h.livez)
 	if h.health != nil {
 		h.probe("/readyz", h.readyz)
@@ -114,6 +139,9 @@ type apiFunc func(w http.ResponseWriter, r *http.Request, c identity.Caller) err
 func (h *handler) route(pattern string, methods map[string]apiFunc) {
 	names := slices.Sorted(maps.Keys(methods))
 	allow := strings.Join(names, ", ")
+	for _, m := range names {
+		h.routes = append(h.routes, Route{Method: m, Pattern: pattern})
+	}
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		fn, ok := methods[r.Method]
 		if !ok {
@@ -140,6 +168,25 @@ func (h *handler) route(pattern string, methods map[string]apiFunc) {
 // callerSlotKey holds a *identity.Caller that route fills in once the
 // request is authenticated, so that the access log can name the user.
 type callerSlotKey struct{}
+
+// public serves a route that needs no authentication (the OpenAPI
+// document), with the same 405 as route.
+func (h *handler) public(pattern string, methods map[string]http.HandlerFunc) {
+	names := slices.Sorted(maps.Keys(methods))
+	allow := strings.Join(names, ", ")
+	for _, m := range names {
+		h.routes = append(h.routes, Route{Method: m, Pattern: pattern})
+	}
+	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		fn, ok := methods[r.Method]
+		if !ok {
+			w.Header().Set("Allow", allow)
+			writeProblem(w, r, http.StatusMethodNotAllowed, "Method Not Allowed", r.Method+" is not allowed here; allowed: "+allow, nil)
+			return
+		}
+		fn(w, r)
+	})
+}
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()

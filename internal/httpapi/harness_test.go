@@ -14,6 +14,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/httpapi"
+	"github.com/berth-io/berth/internal/httpapi/apicontract"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/teststores"
@@ -27,7 +28,9 @@ const (
 )
 
 type api struct {
-	t     *testing.T
+	t *testing.T
+	// h is the handler wrapped in the OpenAPI document's validator: every
+	// exchange of every test is checked against docs/openapi.yaml.
 	h     http.Handler
 	m     *manager.Manager
 	store store.Store
@@ -62,7 +65,7 @@ func newAPIGroups(t *testing.T, b teststores.Backend, maxPending int, groups man
 		opt(&o)
 	}
 	h := httpapi.New(o)
-	a := &api{t: t, h: h, m: m, store: s}
+	a := &api{t: t, h: apicontract.Handler(t, h), m: m, store: s}
 	a.mustStatus(a.do("PUT", "/api/templates/busybox", admin, busyboxTemplate, nil), http.StatusCreated)
 	return a
 }
@@ -84,6 +87,9 @@ func (a *api) do(method, path, token, body string, headers map[string]string) *r
 		rdr = bytes.NewBufferString(body)
 	}
 	req := httptest.NewRequest(method, path, rdr)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json") // as every client sends it; a test may override
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

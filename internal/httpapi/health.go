@@ -8,6 +8,7 @@ import (
 
 // probe serves an unauthenticated health probe on GET and HEAD only.
 func (h *handler) probe(pattern string, fn http.HandlerFunc) {
+	h.routes = append(h.routes, Route{Method: "GET", Pattern: pattern}, Route{Method: "HEAD", Pattern: pattern})
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

@@ -16,7 +16,11 @@ func TestHealthProbes(t *testing.T) {
 	const secret = "/var/lib/berth/berth.db: engine exploded"
 	for _, ready := range []bool{true, false} {
 		a := newAPIWith(t, teststores.All[0], 50, func(o *httpapi.Options) {
-			o.Health = func(context.Context) (bool, any) { return ready, map[string]any{"store": secret} }
+			// A report shaped as berth serve's and the api function's are (docs/openapi.yaml's HealthReport).
+			status := map[bool]string{true: "ready", false: "not ready"}[ready]
+			o.Health = func(context.Context) (bool, any) {
+				return ready, map[string]any{"ok": ready, "status": status, "store": map[string]any{"ok": ready, "error": secret}}
+			}
 		})
 		readyCode := map[bool]int{true: 200, false: 503}[ready]
 		cases := []struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/httpapi"
+	"github.com/berth-io/berth/internal/httpapi/apicontract"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/teststores"
@@ -55,8 +56,8 @@ func TestStoreUnavailable(t *testing.T) {
 		fs := &flaky{Store: b.Open(t, time.Now)}
 		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 		m := manager.New(manager.Options{Store: fs, MaxPending: 50, Logger: logger, BindRoots: []string{"/srv/berth"}})
-		a := &api{t: t, m: m, store: fs, h: httpapi.New(httpapi.Options{Manager: m, Logger: logger,
-			Auth: httpapi.TokenAuth([]httpapi.TokenUser{{Token: admin, User: "root", Admin: true}, {Token: alice, User: "alice"}})})}
+		a := &api{t: t, m: m, store: fs, h: apicontract.Handler(t, httpapi.New(httpapi.Options{Manager: m, Logger: logger,
+			Auth: httpapi.TokenAuth([]httpapi.TokenUser{{Token: admin, User: "root", Admin: true}, {Token: alice, User: "alice"}})}))}
 		a.mustStatus(a.do("PUT", "/api/templates/busybox", admin, busyboxTemplate, nil), http.StatusCreated)
 		in := a.create(alice, `{"template":"busybox"}`)
 		fs.down.Store(true)

@@ -1,6 +1,7 @@
 // Package clienttest serves the real berth API for tests of its clients:
 // internal/httpapi's handler around a real manager on an embedded bbolt
-// store, with token auth for an admin and two users. Faults (429, 503, a
+// store, with token auth for an admin and two users, every exchange checked
+// against docs/openapi.yaml. Faults (429, 503, a
 // gateway's own errors) are injected by wrapping that handler, never by
 // replacing it.
 package clienttest
@@ -21,6 +22,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/httpapi"
+	"github.com/berth-io/berth/internal/httpapi/apicontract"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/store"
@@ -85,6 +87,9 @@ func New(t testing.TB, o Options) *Server {
 			{Token: AliceToken, User: "alice"},
 			{Token: BobToken, User: "bob"},
 		})})
+	// Every exchange of the real handler is checked against the OpenAPI
+	// document; injected faults (Wrap) are outside it, as a gateway's are.
+	h = apicontract.Handler(t, h)
 	if o.Wrap != nil {
 		h = o.Wrap(h)
 	}
