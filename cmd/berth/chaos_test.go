@@ -336,7 +336,7 @@ func (r *chaosRun) step(u *chaosUser, all []*chaosUser) {
 	p := "/api/containers/" + id
 	switch {
 	case roll < 45:
-		if a, ok := r.request(u, "start", "POST", p+"/start", nil, http.StatusAccepted, http.StatusConflict); ok && a.status == http.StatusAccepted {
+		if a, ok := r.request(u, "start", "POST", p+"/start", nil, http.StatusAccepted, http.StatusOK, http.StatusConflict); ok && a.status == http.StatusAccepted {
 			r.accept("start", u.name, id)
 		}
 	case roll < 60:
@@ -600,11 +600,16 @@ func (r *chaosRun) histories() (lost, violations []string, rejected int, suspect
 			if ev.To == "" {
 				continue
 			}
-			if ev.From != "" && !fsm.Can(ev.From, ev.To) {
-				violations = append(violations, fmt.Sprintf("%s #%d %s: %s → %s is not allowed", id, ev.Seq, ev.Type, ev.From, ev.To))
-			}
 			if last != "" && ev.From != last {
 				violations = append(violations, fmt.Sprintf("%s #%d %s: from %s, but the last status was %s", id, ev.Seq, ev.Type, ev.From, last))
+			}
+			if ev.From == ev.To {
+				// A record that changes no status (what the reconciler
+				// did to a terminal instance's container).
+				continue
+			}
+			if ev.From != "" && !fsm.Can(ev.From, ev.To) {
+				violations = append(violations, fmt.Sprintf("%s #%d %s: %s → %s is not allowed", id, ev.Seq, ev.Type, ev.From, ev.To))
 			}
 			last = ev.To
 			if ev.To == fsm.Failed && (ev.ExitCode == nil || *ev.ExitCode == 0) && tampered[id] == "" {
