@@ -84,7 +84,8 @@ func chaosPlanFromEnv(t *testing.T) chaosPlan {
 type chaosUser struct {
 	name, token string
 	rng         *rand.Rand
-	live        []string // accepted creates not yet asked to be deleted
+	live        []string        // accepted creates not yet asked to be deleted
+	unsure      map[string]bool // deletes sent whose answer a kill swallowed
 }
 
 type faultKind int
@@ -161,6 +162,7 @@ func TestServeChaos(t *testing.T) {
 	users := []*chaosUser{{name: "alice", token: aliceToken}, {name: "bob", token: bobToken}, {name: "carol", token: carolToken}}
 	for i, u := range users {
 		u.rng = rand.New(rand.NewPCG(plan.seed, uint64(i+1)))
+		u.unsure = map[string]bool{}
 	}
 	schedule := faultSchedule(rng, plan)
 
@@ -176,7 +178,7 @@ func TestServeChaos(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run.userLoop(u, users, n)
+			run.userLoop(u, n)
 		}()
 	}
 	for _, f := range schedule {
@@ -290,7 +292,7 @@ func (r *chaosRun) waitProgress(n int) {
 
 // userLoop runs n operations as u, with a think time between them so that
 // the operations span the fault schedule.
-func (r *chaosRun) userLoop(u *chaosUser, all []*chaosUser, n int) {
+func (r *chaosRun) userLoop(u *chaosUser, n int) {
 	defer func() {
 		r.mu.Lock()
 		r.usersLeft--
@@ -298,7 +300,7 @@ func (r *chaosRun) userLoop(u *chaosUser, all []*chaosUser, n int) {
 		r.mu.Unlock()
 	}()
 	for range n {
-		r.step(u, all)
+		r.step(u)
 		r.mu.Lock()
 		r.done++
 		r.cond.Broadcast()
@@ -311,9 +313,9 @@ func (r *chaosRun) userLoop(u *chaosUser, all []*chaosUser, n int) {
 // stays that of a few dozen containers.
 const maxLive = 8
 
-func (r *chaosRun) step(u *chaosUser, all []*chaosUser) {
+func (r *chaosRun) step(u *chaosUser) {
 	roll := u.rng.IntN(100)
-	if len(u.live) == 0 || (roll < 30 && len(u.live) < maxLive) {
+	if len(u.live) == 0 || (roll < 12 && len(u.live) < maxLive) {
 		tpl := "sleeper"
 		switch x := u.rng.IntN(10); {
 		case x == 0:
@@ -336,29 +338,71 @@ func (r *chaosRun) step(u *chaosUser, all []*chaosUser) {
 		}
 		return
 	}
+	if roll >= 85 {
+		r.glance(u, roll)
+		return
+	}
 	id := u.live[u.rng.IntN(len(u.live))]
 	p := "/api/containers/" + id
-	switch {
-	case roll < 45:
-		if a, ok := r.request(u, "start", "POST", p+"/start", nil, http.StatusAccepted, http.StatusOK, http.StatusConflict); ok && a.status == http.StatusAccepted {
+	gone := []int{}
+	if u.unsure[id] {
+		gone = append(gone, http.StatusNotFound) // its delete's answer was lost to a kill
+	}
+	a, ok := r.request(u, "get", "GET", p, nil, append(gone, http.StatusOK)...)
+	if !ok {
+		return
+	}
+	if a.status == http.StatusNotFound {
+		u.live = slices.DeleteFunc(u.live, func(s string) bool { return s == id })
+		return
+	}
+	var in container.Instance
+	if err := json.Unmarshal(a.body, &in); err != nil {
+		r.note("get %s: %v: %s", id, err, a.body)
+		return
+	}
+	// Mostly what a user would ask of an instance in its status; now and
+	// then anything, which the API must refuse cleanly.
+	ops := map[fsm.Status][]string{
+		fsm.Running: {"stop", "stop", "start", "delete", "wait"}, fsm.Stopped: {"start", "start", "delete"}, fsm.Failed: {"delete"},
+		fsm.Pending: {"wait", "delete"}, fsm.Creating: {"wait", "delete"},
+	}[in.Status]
+	if len(ops) == 0 || u.rng.IntN(5) == 0 {
+		ops = []string{"start", "stop", "delete", "wait"}
+	}
+	op := ops[u.rng.IntN(len(ops))]
+	switch op {
+	case "start":
+		if a, ok := r.request(u, "start", "POST", p+"/start", nil, append(gone, http.StatusAccepted, http.StatusOK, http.StatusConflict)...); ok && a.status == http.StatusAccepted {
 			r.accept("start", u.name, id)
 		}
-	case roll < 60:
-		if a, ok := r.request(u, "stop", "POST", p+"/stop", nil, http.StatusAccepted, http.StatusOK, http.StatusConflict); ok && a.status == http.StatusAccepted {
+	case "stop":
+		if a, ok := r.request(u, "stop", "POST", p+"/stop", nil, append(gone, http.StatusAccepted, http.StatusOK, http.StatusConflict)...); ok && a.status == http.StatusAccepted {
 			r.accept("stop", u.name, id)
 		}
-	case roll < 75 || len(u.live) >= maxLive:
-		if a, ok := r.request(u, "delete", "DELETE", p, nil, http.StatusAccepted, http.StatusConflict); ok && a.status == http.StatusAccepted {
+	case "delete":
+		a, err := r.e.do("DELETE", p, u.token, nil)
+		if err != nil {
+			u.unsure[id] = true
+		}
+		if ok := r.answered(u, "delete", "DELETE", p, a, err, append(gone, http.StatusAccepted, http.StatusConflict)...); ok && a.status == http.StatusAccepted {
 			u.live = slices.DeleteFunc(u.live, func(s string) bool { return s == id })
 			r.accept("delete", u.name, id)
 			r.mu.Lock()
 			r.deleted[id] = true
 			r.mu.Unlock()
 		}
-	case roll < 85:
+	case "wait":
 		want := []fsm.Status{fsm.Running, fsm.Stopped}[u.rng.IntN(2)]
-		r.request(u, "wait", "GET", p+"/wait?status="+string(want)+"&timeout=1s", nil,
-			http.StatusOK, http.StatusRequestTimeout, http.StatusConflict)
+		r.request(u, "wait", "GET", p+"/wait?status="+string(want)+"&timeout=2s", nil,
+			append(gone, http.StatusOK, http.StatusRequestTimeout, http.StatusConflict)...)
+	}
+}
+
+// glance is what a user does without an instance in mind: list its own,
+// or look for another user's.
+func (r *chaosRun) glance(u *chaosUser, roll int) {
+	switch {
 	case roll < 95:
 		a, ok := r.request(u, "list", "GET", "/api/containers?limit=100", nil, http.StatusOK)
 		if !ok {
@@ -375,19 +419,19 @@ func (r *chaosRun) step(u *chaosUser, all []*chaosUser) {
 		}
 	default:
 		// Another user's instance is not there for u: 404, never 403.
-		other := all[u.rng.IntN(len(all))]
-		if other == u || len(other.live) == 0 {
-			return
-		}
 		r.mu.Lock()
-		oid := ""
+		var others []string
 		for id, owner := range r.owners {
-			if owner == other.name {
-				oid = id
-				break
+			if owner != u.name {
+				others = append(others, id)
 			}
 		}
 		r.mu.Unlock()
+		oid := ""
+		if len(others) > 0 {
+			slices.Sort(others)
+			oid = others[u.rng.IntN(len(others))]
+		}
 		if oid != "" {
 			r.request(u, "peek", "GET", "/api/containers/"+oid, nil, http.StatusNotFound)
 		}
@@ -398,20 +442,25 @@ func (r *chaosRun) step(u *chaosUser, all []*chaosUser) {
 // (it was being killed) or answered outside want, which is recorded.
 func (r *chaosRun) request(u *chaosUser, op, method, path string, body any, want ...int) (apiResp, bool) {
 	a, err := r.e.do(method, path, u.token, body)
+	return a, r.answered(u, op, method, path, a, err, want...)
+}
+
+// answered records one request's answer (or its absence).
+func (r *chaosRun) answered(u *chaosUser, op, method, path string, a apiResp, err error, want ...int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests++
 	if err != nil {
 		r.byClass["unanswered"]++
-		return a, false
+		return false
 	}
 	r.byClass[fmt.Sprintf("%dxx", a.status/100)]++
 	r.byStatus[fmt.Sprintf("%s %d", op, a.status)]++
 	if !slices.Contains(want, a.status) {
 		r.unexpected = append(r.unexpected, fmt.Sprintf("%s %s %s as %s: %d %s", op, method, path, u.name, a.status, a.body))
-		return a, false
+		return false
 	}
-	return a, true
+	return true
 }
 
 func (r *chaosRun) accept(op, user, id string) {
@@ -431,14 +480,21 @@ func (r *chaosRun) note(format string, args ...any) {
 // engine) one running berth container of this run.
 func (r *chaosRun) tamper(rng *rand.Rand) {
 	e := r.e
-	states := e.containers()
 	var running []runtime.State
-	for _, st := range states {
-		if st.Phase == runtime.PhaseRunning && st.InstanceID != "" {
-			running = append(running, st)
+	// A container to hit may take a moment to exist (creates queue behind
+	// an outage or a restart); without one by then, the fault is skipped.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		for _, st := range e.containers() {
+			if st.Phase == runtime.PhaseRunning && st.InstanceID != "" {
+				running = append(running, st)
+			}
+		}
+		if len(running) > 0 || time.Now().After(deadline) {
+			break
 		}
 	}
 	if len(running) == 0 {
+		e.t.Logf("tampering skipped: no running container")
 		return
 	}
 	sort.Slice(running, func(i, j int) bool { return running[i].InstanceID < running[j].InstanceID })
