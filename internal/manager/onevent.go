@@ -168,6 +168,15 @@ func target(s fsm.Status, ob Observation) (to fsm.Status, eventType string, ok b
 			// stop_pending → stopped is not in the table: the stop worker
 			// finds the container ended and finishes the request.
 			return s, "", false
+		case fsm.Starting:
+			if ob.Kind == ObservedExited {
+				// starting → stopped is not in the table either: the
+				// start worker reports what it finds (started, then
+				// exited), and an exit it misses is the reconciler's
+				// (running with an ended container). A restart of a
+				// container that ends by itself meets this every time.
+				return s, "", false
+			}
 		case fsm.Stopping:
 			// Asked to stop: stopped, whatever the signal's exit code.
 			return fsm.Stopped, container.EventStopped, true

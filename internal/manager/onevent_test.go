@@ -68,7 +68,8 @@ func TestOnEvent(t *testing.T) {
 		{fsm.Running, gone, manager.AppliedTransition, fsm.Failed, container.EventFailed},
 		{fsm.Creating, gone, manager.AppliedExpected, fsm.Creating, ""},
 		{fsm.Pending, gone, manager.AppliedExpected, fsm.Pending, ""},
-		{fsm.Starting, exit0, manager.AppliedRejected, fsm.Starting, container.EventTransitionReject},
+		{fsm.Starting, exit0, manager.AppliedExpected, fsm.Starting, ""},
+		{fsm.Starting, gone, manager.AppliedTransition, fsm.Failed, container.EventFailed},
 		{fsm.Pending, exit3, manager.AppliedTransition, fsm.Failed, container.EventFailed},
 	}
 	ctx := context.Background()
