@@ -5,6 +5,7 @@
 #                them, then the CDK app's (infra/; `make test INFRA=` skips them)
 #   make synth   the CDK stack's CloudFormation template into infra/cdk.out/ (offline; builds first)
 #   make bench   all benchmarks, same services (BENCH=regexp BENCHTIME=1s|100x PKGS=./internal/...)
+#   make chaos   the long chaos run of berth serve (BERTH_CHAOS_SEED=n replays a run, BERTH_CHAOS_OPS=n sizes it)
 #   make lint    gofmt + go vet + cfn-lint template.yaml (when cfn-lint is installed)
 #   make build-<LogicalId> ARTIFACTS_DIR=dir   one function of template.yaml (what `sam build` calls)
 #   make run     berth serve on this machine: API on http://127.0.0.1:8080 (ARGS="--addr 127.0.0.1:9090")
@@ -49,7 +50,7 @@ BOOTSTRAPS := $(FUNCTIONS:%=dist/%/bootstrap)
 LAMBDA_GOENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
-.PHONY: help build test test-infra synth bench lint run emulate clean FORCE
+.PHONY: help build test test-infra synth bench chaos lint run emulate clean FORCE
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -92,6 +93,10 @@ synth: build
 
 bench:
 	$(SERVICES) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -benchmem -timeout 60m $(GOTESTFLAGS) $(PKGS)
+
+# The short run of the same test is part of `make test`.
+chaos:
+	$(SERVICES) $(GO) test -count=1 -timeout 60m -run '^TestServeChaos$$' -v $(GOTESTFLAGS) ./cmd/berth -chaos.long
 
 lint:
 	@unformatted=$$(find . -name '*.go' -not -path './.git/*' -not -path './dist/*' -not -path '*/node_modules/*' -not -path './cdk.out/*' -print0 | xargs -0 -r gofmt -l); \

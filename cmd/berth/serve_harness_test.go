@@ -45,6 +45,7 @@ const (
 	adminToken = "test-admin-token"
 	aliceToken = "test-alice-token"
 	bobToken   = "test-bob-token"
+	carolToken = "test-carol-token"
 )
 
 // serveEnv is one test's berth: its config, data dir, scope and engine.
@@ -82,6 +83,12 @@ type serveOptions struct {
 	// cluster "k1" and allows runtime kubernetes.
 	kubernetes         bool
 	createStartTimeout time.Duration
+	// maxAttempts is container.max_attempts (default 5).
+	maxAttempts int
+	// dockerEndpoint is the engine endpoint berth is configured with, when
+	// it must differ from the real engine the test itself talks to (a
+	// fault-injecting proxy in front of it).
+	dockerEndpoint string
 }
 
 func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
@@ -99,6 +106,12 @@ func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
 	}
 	if o.reconcileEvery == 0 {
 		o.reconcileEvery = 30 * time.Second
+	}
+	if o.maxAttempts == 0 {
+		o.maxAttempts = 5
+	}
+	if o.dockerEndpoint == "" {
+		o.dockerEndpoint = endpoint
 	}
 	e := &serveEnv{t: t, dir: t.TempDir(), scope: "serve-" + strings.ToLower(container.NewID()), image: image,
 		hc: &http.Client{Transport: apicontract.Transport(t, nil)}}
@@ -118,6 +131,7 @@ func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
   stop_grace_period: 1s
   orphan_grace: %s
   reconcile_every: %s
+  max_attempts: %d
   outbox_sweep_after: 2s
   refresh_image_status_on_start: %t
 %s%s
@@ -127,7 +141,8 @@ docker:
     - name: local
       endpoint: %s
       network_mode: none
-`, extraContainer, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, !o.noImageRefresh, indent(o.containerKeys), authSection(o.noTokens), e.scope, endpoint)
+`, extraContainer, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, o.maxAttempts, !o.noImageRefresh, indent(o.containerKeys),
+		authSection(o.noTokens), e.scope, o.dockerEndpoint)
 	if o.downHost {
 		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"
 	}
@@ -139,6 +154,8 @@ docker:
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The test's own view of the engine is direct, past any proxy.
+	c.Docker.Hosts[0].Endpoint = endpoint
 	e.engine, err = docker.New(c.Docker, docker.Options{Scope: e.scope})
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +186,8 @@ func authSection(none bool) string {
 	if none {
 		return "auth: {}"
 	}
-	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice}\n    %s: {user: bob}", adminToken, aliceToken, bobToken)
+	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice}\n    %s: {user: bob}\n    %s: {user: carol}",
+		adminToken, aliceToken, bobToken, carolToken)
 }
 
 // start runs `berth serve` and waits until it answers /readyz.
@@ -262,23 +280,40 @@ type apiResp struct {
 
 func (e *serveEnv) call(method, path, token string, body any) apiResp {
 	e.t.Helper()
+	r, err := e.do(method, path, token, body)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// do is call for callers that expect the server to be unreachable at times
+// (it may be killed): the error is theirs to count, and do is safe to use
+// from any goroutine.
+func (e *serveEnv) do(method, path, token string, body any) (apiResp, error) {
 	var rdr io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rdr = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest(method, "http://"+e.addr+path, rdr)
+	req, err := http.NewRequest(method, "http://"+e.addr+path, rdr)
+	if err != nil {
+		return apiResp{}, err
+	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := e.hc.Do(req)
 	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
+		return apiResp{}, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return apiResp{status: resp.StatusCode, body: b, header: resp.Header}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return apiResp{}, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
+	}
+	return apiResp{status: resp.StatusCode, body: b, header: resp.Header}, nil
 }
 
 func (e *serveEnv) must(r apiResp, want int) apiResp {

@@ -43,6 +43,7 @@ const (
 	AppliedNoop       Applied = "noop"       // it already reflected the observation
 	AppliedExpected   Applied = "expected"   // the effect of berth's own stop or delete in progress
 	AppliedRejected   Applied = "rejected"   // the FSM forbids it: TransitionRejected recorded
+	AppliedStale      Applied = "stale"      // the FSM forbids it, but it predates the current status
 	AppliedGone       Applied = "gone"       // the instance no longer exists
 )
 
@@ -93,6 +94,15 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 			return AppliedNoop, err
 		}
 		return AppliedNoop, nil
+	case !fsm.Can(inst.Status, to) && ob.At.Before(inst.UpdatedAt):
+		// Seen before the instance reached its status (an event stream
+		// delivers late, most of all after a reconnect): what it says was
+		// already superseded, and it is no conflict with the runtime. An
+		// engine clock behind berth's makes a late report look older
+		// still; the reconciler compares the present state either way.
+		m.log.InfoContext(ctx, "stale observation ignored", "instance_id", inst.ID, "kind", ob.Kind,
+			"status", inst.Status, "observed_at", ob.At, "status_since", inst.UpdatedAt)
+		return AppliedStale, nil
 	case !fsm.Can(inst.Status, to):
 		msg := fmt.Sprintf("runtime reported %s while %s; %s → %s is not allowed", ob.Kind, inst.Status, inst.Status, to)
 		m.log.WarnContext(ctx, "transition rejected", "instance_id", inst.ID, "kind", ob.Kind, "from", inst.Status, "to", to)
@@ -144,6 +154,11 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 func target(s fsm.Status, ob Observation) (to fsm.Status, eventType string, ok bool) {
 	switch ob.Kind {
 	case ObservedStarted:
+		if s == fsm.DeletePending || s == fsm.Deleting {
+			// A create or start already under way when the delete was
+			// asked: the delete removes what it started.
+			return s, "", false
+		}
 		return fsm.Running, container.EventStarted, true
 	case ObservedExited, ObservedDestroyed:
 		switch s {
@@ -153,6 +168,15 @@ func target(s fsm.Status, ob Observation) (to fsm.Status, eventType string, ok b
 			// stop_pending → stopped is not in the table: the stop worker
 			// finds the container ended and finishes the request.
 			return s, "", false
+		case fsm.Starting:
+			if ob.Kind == ObservedExited {
+				// starting → stopped is not in the table either: the
+				// start worker reports what it finds (started, then
+				// exited), and an exit it misses is the reconciler's
+				// (running with an ended container). A restart of a
+				// container that ends by itself meets this every time.
+				return s, "", false
+			}
 		case fsm.Stopping:
 			// Asked to stop: stopped, whatever the signal's exit code.
 			return fsm.Stopped, container.EventStopped, true

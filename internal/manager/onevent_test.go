@@ -52,6 +52,8 @@ func TestOnEvent(t *testing.T) {
 		{fsm.Pending, started, manager.AppliedRejected, fsm.Pending, container.EventTransitionReject},
 		{fsm.StopPending, started, manager.AppliedRejected, fsm.StopPending, container.EventTransitionReject},
 		{fsm.Failed, started, manager.AppliedRejected, fsm.Failed, container.EventTransitionReject},
+		{fsm.DeletePending, started, manager.AppliedExpected, fsm.DeletePending, ""},
+		{fsm.Deleting, started, manager.AppliedExpected, fsm.Deleting, ""},
 		{fsm.Running, exit0, manager.AppliedTransition, fsm.Stopped, container.EventExited},
 		{fsm.Running, exit3, manager.AppliedTransition, fsm.Failed, container.EventFailed},
 		{fsm.Running, oom, manager.AppliedTransition, fsm.Failed, container.EventFailed},
@@ -66,7 +68,8 @@ func TestOnEvent(t *testing.T) {
 		{fsm.Running, gone, manager.AppliedTransition, fsm.Failed, container.EventFailed},
 		{fsm.Creating, gone, manager.AppliedExpected, fsm.Creating, ""},
 		{fsm.Pending, gone, manager.AppliedExpected, fsm.Pending, ""},
-		{fsm.Starting, exit0, manager.AppliedRejected, fsm.Starting, container.EventTransitionReject},
+		{fsm.Starting, exit0, manager.AppliedExpected, fsm.Starting, ""},
+		{fsm.Starting, gone, manager.AppliedTransition, fsm.Failed, container.EventFailed},
 		{fsm.Pending, exit3, manager.AppliedTransition, fsm.Failed, container.EventFailed},
 	}
 	ctx := context.Background()
@@ -120,4 +123,55 @@ func TestOnEvent(t *testing.T) {
 	if applied, err := m.OnEvent(ctx, manager.Observation{InstanceID: "gone", Kind: manager.ObservedStarted}); err != nil || applied != manager.AppliedGone {
 		t.Fatalf("unknown instance: %q, %v", applied, err)
 	}
+}
+
+// TestOnEventStaleObservation: an event stream that delivers late (the
+// chaos test saw a container's "start" arrive after its exit had failed
+// the instance) must not be recorded as a conflict with the runtime; the
+// same observation made after the status was reached still is one.
+func TestOnEventStaleObservation(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+		s := b.Open(t, func() time.Time { return t0 })
+		m := manager.New(manager.Options{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "t", Runtime: "docker", Image: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "t"}, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst := res.Instance
+		for _, to := range paths[fsm.Failed] {
+			if inst, err = s.Transition(ctx, store.TransitionParams{ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: to}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			at   time.Time
+			want manager.Applied
+		}{
+			{t0.Add(-time.Second), manager.AppliedStale},
+			{t0.Add(time.Second), manager.AppliedRejected},
+		} {
+			applied, err := m.OnEvent(ctx, manager.Observation{InstanceID: inst.ID, Kind: manager.ObservedStarted, At: tc.at})
+			if err != nil || applied != tc.want {
+				t.Fatalf("started at %s on an instance failed at %s: %q, %v; want %q", tc.at, t0, applied, err, tc.want)
+			}
+		}
+		evs, err := s.ListEvents(ctx, inst.ID, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rejected int
+		for _, ev := range evs.Items {
+			if ev.Type == container.EventTransitionReject {
+				rejected++
+			}
+		}
+		if rejected != 1 {
+			t.Fatalf("%d TransitionRejected events, want 1 (the late observation records none): %+v", rejected, evs.Items)
+		}
+	})
 }
