@@ -21,8 +21,8 @@ import (
 	"github.com/berth-io/berth/internal/worker"
 )
 
-// broken wraps the real engine with a Create that always fails as if the
-// engine were down.
+// broken wraps the real engine with a Create that always fails as an
+// engine answering 500 does (an unreachable engine spends no attempt).
 type broken struct {
 	runtime.Runtime
 	creates atomic.Int32
@@ -30,7 +30,7 @@ type broken struct {
 
 func (b *broken) Create(ctx context.Context, inst container.Instance) (runtime.Ref, error) {
 	b.creates.Add(1)
-	return runtime.Ref{}, runtime.Errorf(runtime.ErrUnavailable, "create", inst.ID, "", "injected: engine down")
+	return runtime.Ref{}, runtime.Errorf(runtime.ErrFailed, "create", inst.ID, "", "injected: engine error")
 }
 
 // TestDeadLetter: a create whose runtime always fails is retried with
@@ -82,7 +82,7 @@ func TestDeadLetter(t *testing.T) {
 			if err != nil {
 				t.Fatalf("instance never failed: %v (%s)", err, inst.Status)
 			}
-			if !strings.Contains(inst.StatusReason, "injected: engine down") || !strings.Contains(inst.StatusReason, "3 attempts") {
+			if !strings.Contains(inst.StatusReason, "injected: engine error") || !strings.Contains(inst.StatusReason, "3 attempts") {
 				t.Fatalf("status_reason %q", inst.StatusReason)
 			}
 			if n, _ := st.AdmissionCount(ctx); n != 0 {

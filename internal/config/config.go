@@ -47,6 +47,11 @@ type Container struct {
 	// MaxAttempts is how often an operation is tried before the instance
 	// goes to failed (SQS maxReceiveCount on AWS).
 	MaxAttempts int `yaml:"max_attempts"`
+	// UnavailableRetryFor is how long an operation keeps waiting for a
+	// runtime that cannot be reached (engine down, connection refused,
+	// timeouts, 503) before the instance goes to failed. Such waits spend
+	// no attempt of MaxAttempts. Defaults to DefaultUnavailableRetryFor.
+	UnavailableRetryFor time.Duration `yaml:"unavailable_retry_for"`
 	// StopGracePeriod is the time between SIGTERM and SIGKILL on stop.
 	StopGracePeriod time.Duration `yaml:"stop_grace_period"`
 	// WorkspaceRoot is where $WORKSPACE_PATH directories are made.
@@ -234,6 +239,11 @@ type Secrets struct {
 	SSMPrefix string `yaml:"ssm_prefix"`
 }
 
+// DefaultUnavailableRetryFor is container.unavailable_retry_for's default:
+// an engine outage of a working day is waited out; a host gone for good is
+// a failure the user sees the next day.
+const DefaultUnavailableRetryFor = 24 * time.Hour
+
 // Default returns the configuration used when nothing is configured, with
 // derived values (store.bolt_path) resolved. It is what Load returns for an
 // empty path and an empty environment.
@@ -258,6 +268,7 @@ func defaults() *Config {
 			CreateQueueMaxPending:               50,
 			CreateStartTimeout:                  5 * time.Minute,
 			MaxAttempts:                         5,
+			UnavailableRetryFor:                 DefaultUnavailableRetryFor,
 			StopGracePeriod:                     10 * time.Second,
 			WorkspaceRoot:                       "/srv/berth/workspaces",
 			OutboxSweepAfter:                    30 * time.Second,

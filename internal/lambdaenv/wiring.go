@@ -134,7 +134,8 @@ func WorkerOptions(cfg *config.Config, m *manager.Manager, rts *runtime.Resolver
 	return worker.Options{
 		Manager: m, Runtimes: rts,
 		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
-		MaxAttempts: cfg.Container.MaxAttempts, Metrics: emf, Logger: logger,
+		MaxAttempts: cfg.Container.MaxAttempts, UnavailableRetryFor: cfg.Container.UnavailableRetryFor,
+		Metrics: emf, Logger: logger,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/runtime"
@@ -30,8 +31,13 @@ type Options struct {
 	StopGrace time.Duration
 	// MaxAttempts is how many deliveries an operation gets before the
 	// instance is failed and the message left to the dead-letter queue
-	// (default 5; set the queue's maxReceiveCount to the same).
+	// (default 5; set the queue's maxReceiveCount to the same). Deliveries
+	// that found the runtime unavailable do not count.
 	MaxAttempts int
+	// UnavailableRetryFor bounds how long an operation waits for a runtime
+	// that cannot be reached before its instance is failed. Defaults to
+	// config.DefaultUnavailableRetryFor.
+	UnavailableRetryFor time.Duration
 	// Backoff gives the delay before delivery attempt+1 (default:
 	// exponential from 2 s, capped at 5 minutes, with jitter).
 	Backoff func(attempt int) time.Duration
@@ -55,6 +61,7 @@ type Worker struct {
 	timeout     time.Duration
 	grace       time.Duration
 	maxAttempts int
+	unavailFor  time.Duration
 	backoff     func(int) time.Duration
 	poll        time.Duration
 	metrics     *metrics.Emitter
@@ -68,7 +75,7 @@ func New(o Options) *Worker {
 	w := &Worker{
 		m: o.Manager, store: o.Manager.Store(), rt: o.Runtimes, slots: o.CreateSlots,
 		timeout: o.CreateStartTimeout, grace: o.StopGrace, maxAttempts: o.MaxAttempts,
-		backoff: o.Backoff, poll: o.StablePoll, metrics: o.Metrics, log: o.Logger, now: o.Clock,
+		unavailFor: o.UnavailableRetryFor, backoff: o.Backoff, poll: o.StablePoll, metrics: o.Metrics, log: o.Logger, now: o.Clock,
 		secrets: o.Secrets,
 	}
 	if w.timeout <= 0 {
@@ -79,6 +86,9 @@ func New(o Options) *Worker {
 	}
 	if w.maxAttempts <= 0 {
 		w.maxAttempts = 5
+	}
+	if w.unavailFor <= 0 {
+		w.unavailFor = config.DefaultUnavailableRetryFor
 	}
 	if w.backoff == nil {
 		w.backoff = ExponentialBackoff(2*time.Second, 5*time.Minute)
