@@ -146,10 +146,11 @@ func ReconcileOptions(cfg *config.Config, m *manager.Manager, rts []runtime.Runt
 	logger *slog.Logger, emf *metrics.Emitter) reconcile.Options {
 	return reconcile.Options{
 		Manager: m, Runtimes: rts, Scope: cfg.Docker.Scope, Sweeper: sweeper,
-		OrphanGrace:      cfg.Container.OrphanGrace,
-		OutboxStaleAfter: cfg.Container.OutboxSweepAfter,
-		Timeouts:         reconcile.TimeoutsFor(cfg.Container),
-		Logger:           logger, Metrics: emf,
+		OrphanGrace:         cfg.Container.OrphanGrace,
+		OutboxStaleAfter:    cfg.Container.OutboxSweepAfter,
+		UnavailableRetryFor: cfg.Container.UnavailableRetryFor,
+		Timeouts:            reconcile.TimeoutsFor(cfg.Container),
+		Logger:              logger, Metrics: emf,
 	}
 }
 

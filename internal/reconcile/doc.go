@@ -75,6 +75,15 @@
 // status made no progress for how long; failed → delete_pending lets the
 // user clean up. MaxRequeues < 0 fails at once.
 //
+// A stuck instance whose runtime does not answer in this pass (its node is
+// missing from a partial listing, or it has no node and some node is) is
+// left alone (Report.StuckRuntimeDown) for up to Options.UnavailableRetryFor
+// since its last change: the worker waits that long for an unreachable
+// runtime too, and neither a re-enqueue nor a failure helps a request the
+// runtime never refused. Once the runtime answers, the instance is
+// re-enqueued as above, which also redrives an operation whose message an
+// outage left in the dead-letter queue.
+//
 // # Orphans
 //
 // A container of the reconciler's scope whose instance id is not an active

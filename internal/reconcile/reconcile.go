@@ -79,6 +79,10 @@ type Options struct {
 	// episode before it is failed. Zero means DefaultMaxRequeues; negative
 	// means fail at once.
 	MaxRequeues int
+	// UnavailableRetryFor is how long the stuck policy leaves an instance
+	// whose runtime does not answer (container.unavailable_retry_for), as
+	// the worker waits for it. Defaults to config.DefaultUnavailableRetryFor.
+	UnavailableRetryFor time.Duration
 	// MaxInstances bounds the active instances one pass examines (and the
 	// orphan look-ups it makes); the next pass resumes where it stopped.
 	MaxInstances int
@@ -142,6 +146,9 @@ type Report struct {
 	Requeued           int `json:"requeued"`
 	FailedStuck        int `json:"failed_stuck"`
 	StuckLeftToSweeper int `json:"stuck_left_to_sweeper"`
+	// StuckRuntimeDown: stuck instances left alone because their runtime
+	// did not answer (re-enqueued once it does).
+	StuckRuntimeDown int `json:"stuck_runtime_down"`
 
 	// Orphans.
 	OrphansRemoved  int `json:"orphans_removed"`
@@ -182,22 +189,23 @@ func (r *Report) fail(err error) {
 // of one Reconciler run one at a time, and passes of several (other
 // processes, other Lambda invocations) may overlap safely.
 type Reconciler struct {
-	m            *manager.Manager
-	st           store.Store
-	rts          map[string]runtime.Runtime
-	kinds        []string
-	scope        string
-	sweeper      Sweeper
-	staleAfter   time.Duration
-	absentGrace  time.Duration
-	orphanGrace  time.Duration
-	timeouts     map[fsm.Status]time.Duration
-	maxRequeues  int
-	maxInstances int
-	passTimeout  time.Duration
-	now          func() time.Time
-	log          *slog.Logger
-	metrics      *metrics.Emitter
+	m              *manager.Manager
+	st             store.Store
+	rts            map[string]runtime.Runtime
+	kinds          []string
+	scope          string
+	sweeper        Sweeper
+	staleAfter     time.Duration
+	absentGrace    time.Duration
+	orphanGrace    time.Duration
+	timeouts       map[fsm.Status]time.Duration
+	maxRequeues    int
+	unavailableFor time.Duration
+	maxInstances   int
+	passTimeout    time.Duration
+	now            func() time.Time
+	log            *slog.Logger
+	metrics        *metrics.Emitter
 
 	mu     sync.Mutex
 	cursor string // where the next pass resumes ListActive after a truncated one
@@ -211,7 +219,7 @@ func New(o Options) (*Reconciler, error) {
 	r := &Reconciler{
 		m: o.Manager, st: o.Manager.Store(), rts: make(map[string]runtime.Runtime), scope: o.Scope,
 		sweeper: o.Sweeper, staleAfter: o.OutboxStaleAfter, absentGrace: o.AbsentGrace, orphanGrace: o.OrphanGrace,
-		timeouts: o.Timeouts, maxRequeues: o.MaxRequeues, maxInstances: o.MaxInstances, passTimeout: o.PassTimeout,
+		timeouts: o.Timeouts, maxRequeues: o.MaxRequeues, unavailableFor: o.UnavailableRetryFor, maxInstances: o.MaxInstances, passTimeout: o.PassTimeout,
 		now: o.Clock, log: o.Logger, metrics: o.Metrics,
 	}
 	for _, rt := range o.Runtimes {
@@ -240,6 +248,9 @@ func New(o Options) (*Reconciler, error) {
 		r.maxRequeues = DefaultMaxRequeues
 	case r.maxRequeues < 0:
 		r.maxRequeues = 0
+	}
+	if r.unavailableFor <= 0 {
+		r.unavailableFor = config.DefaultUnavailableRetryFor
 	}
 	if r.maxInstances <= 0 {
 		r.maxInstances = DefaultMaxInstances

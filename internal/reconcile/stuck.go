@@ -29,18 +29,24 @@ func opFor(s fsm.Status) (container.Op, string, bool) {
 	return "", "", false
 }
 
+// stuckFor reports the instance's stuck timeout and whether it is past it
+// in a status the policy handles.
+func (r *Reconciler) stuckFor(inst container.Instance, age time.Duration) (time.Duration, bool) {
+	timeout, ok := r.timeouts[inst.Status]
+	if _, _, handled := opFor(inst.Status); !ok || !handled || age < timeout {
+		return timeout, false
+	}
+	return timeout, true
+}
+
 // stuck applies the stuck policy (package documentation) to an instance the
 // sync left as it was.
 func (r *Reconciler) stuck(ctx context.Context, log *slog.Logger, inst container.Instance, now time.Time, age time.Duration,
 	undispatched map[string]bool, undispatchedOK bool, rep *Report) {
-	timeout, ok := r.timeouts[inst.Status]
-	if !ok || age < timeout {
+	if _, stuck := r.stuckFor(inst, age); !stuck {
 		return
 	}
-	op, evType, ok := opFor(inst.Status)
-	if !ok {
-		return
-	}
+	op, evType, _ := opFor(inst.Status)
 	if !undispatchedOK {
 		return // cannot tell whether the sweeper has it
 	}
