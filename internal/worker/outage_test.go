@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/manager"
@@ -18,6 +20,7 @@ import (
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
+	"github.com/berth-io/berth/internal/worker"
 )
 
 // TestRuntimeOutage: the engine is unreachable for more deliveries than
@@ -153,6 +156,46 @@ func TestUnavailableRetryIsBounded(t *testing.T) {
 		failed := r.wantStatus(inst.ID, fsm.Failed)
 		if want := "runtime unavailable for 25h"; !strings.Contains(failed.StatusReason, want) {
 			t.Fatalf("status_reason %q, want it to say %q", failed.StatusReason, want)
+		}
+	})
+}
+
+// TestLambdaResendsDuringOutage: the worker Lambda answers a record whose
+// runtime is unavailable by sending a fresh message to the record's queue
+// (the SQS emulator) and reporting the record as done, so Lambda deletes it
+// and SQS's receive count starts again; the fresh message carries the
+// outage's start.
+func TestLambdaResendsDuringOutage(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
+		r := newRig(t, b, 0)
+		ctx := context.Background()
+		q, _ := outageQueues(t, "sqs")
+		inst := r.create("sleeper")
+		it := r.item(inst.ID, container.OpCreate)
+		d := delivery(t, it, 4)
+		r.rt.down.Store(true)
+		resp := r.w.HandleSQSEvent(ctx, q.(worker.Requeuer), events.SQSEvent{Records: []events.SQSMessage{{
+			MessageId: d.MessageID, Body: string(d.Body), ReceiptHandle: "h",
+			Attributes: map[string]string{"ApproximateReceiveCount": "4"},
+		}}})
+		if len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("batch item failures %+v: the record must be deleted, its fresh copy sent", resp.BatchItemFailures)
+		}
+		ds, err := q.Receive(ctx, 10, 5*time.Second)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("re-sent messages: %d, %v", len(ds), err)
+		}
+		msg, err := outbox.Decode(ds[0].Body)
+		if err != nil || msg.OutboxID != it.ID || msg.Unavailable == nil || msg.Unavailable.PriorAttempts != 3 ||
+			ds[0].ReceiveCount != 1 || ds[0].Attributes[outbox.AttrOutboxID] != it.ID {
+			t.Fatalf("re-sent message %+v (receive count %d, attributes %v), %v", msg, ds[0].ReceiveCount, ds[0].Attributes, err)
+		}
+		if got := r.get(inst.ID); got.Status != fsm.Pending {
+			t.Fatalf("instance %s during the outage", got.Status)
+		}
+		if ob, _ := r.store.GetOutbox(ctx, it.ID); ob.Attempts != 3 || !strings.Contains(ob.LastError, "connection refused") {
+			t.Fatalf("outbox item %+v: attempts must stay at the 3 spent before", ob)
 		}
 	})
 }
