@@ -22,6 +22,10 @@ const (
 	EventDeleting         = "ContainerDeleting"
 	EventDeleted          = "ContainerDeleted"
 	EventTransitionReject = "TransitionRejected"
+	// EventReconciled: the reconciler brought the runtime in line with the
+	// instance (stopped a failed instance's container that was started
+	// behind berth's back); the status did not change.
+	EventReconciled = "ContainerReconciled"
 )
 
 // Event is one entry of an instance's history. Seq is assigned by the store:

@@ -149,6 +149,7 @@ func ReconcileOptions(cfg *config.Config, m *manager.Manager, rts []runtime.Runt
 		OrphanGrace:         cfg.Container.OrphanGrace,
 		OutboxStaleAfter:    cfg.Container.OutboxSweepAfter,
 		UnavailableRetryFor: cfg.Container.UnavailableRetryFor,
+		StopGrace:           cfg.Container.StopGracePeriod,
 		Timeouts:            reconcile.TimeoutsFor(cfg.Container),
 		Logger:              logger, Metrics: emf,
 	}

@@ -92,4 +92,14 @@
 // looked up with GetInstance; ErrNotFound means its instance is gone and the
 // container is removed (runtime.Delete). Containers of stopped and failed
 // instances are kept: they are restartable or await the user's delete.
+//
+// # Terminal instances
+//
+// The same look-up brings terminal instances in line with a container that
+// runs although berth says it does not (started behind berth's back, or
+// while berth was down): a stopped instance is recorded as running through
+// OnEvent, since the FSM allows stopped → running; a failed one may not
+// run (failed → running is not allowed), so its container is stopped
+// (Options.StopGrace) and a ContainerReconciled event says so
+// (Report.TerminalStopped).
 package reconcile

@@ -83,6 +83,10 @@ type Options struct {
 	// whose runtime does not answer (container.unavailable_retry_for), as
 	// the worker waits for it. Defaults to config.DefaultUnavailableRetryFor.
 	UnavailableRetryFor time.Duration
+	// StopGrace is what stopping a failed instance's running container
+	// gives its process (container.stop_grace_period). Defaults to the
+	// config's default.
+	StopGrace time.Duration
 	// MaxInstances bounds the active instances one pass examines (and the
 	// orphan look-ups it makes); the next pass resumes where it stopped.
 	MaxInstances int
@@ -141,6 +145,8 @@ type Report struct {
 	Exited         int `json:"exited"`          // → stopped or failed with the exit code
 	Destroyed      int `json:"destroyed"`       // → failed (or stopped, when stopping)
 	Rejected       int `json:"rejected"`        // OnEvent recorded TransitionRejected
+	// TerminalStopped: running containers of failed instances stopped.
+	TerminalStopped int `json:"terminal_stopped"`
 
 	// Stuck transient statuses.
 	Requeued           int `json:"requeued"`
@@ -175,7 +181,7 @@ type Report struct {
 
 // Actions is the number of changes the pass made.
 func (r Report) Actions() int {
-	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept
+	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.TerminalStopped + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept
 }
 
 func (r *Report) fail(err error) {
@@ -201,6 +207,7 @@ type Reconciler struct {
 	timeouts       map[fsm.Status]time.Duration
 	maxRequeues    int
 	unavailableFor time.Duration
+	stopGrace      time.Duration
 	maxInstances   int
 	passTimeout    time.Duration
 	now            func() time.Time
@@ -219,7 +226,7 @@ func New(o Options) (*Reconciler, error) {
 	r := &Reconciler{
 		m: o.Manager, st: o.Manager.Store(), rts: make(map[string]runtime.Runtime), scope: o.Scope,
 		sweeper: o.Sweeper, staleAfter: o.OutboxStaleAfter, absentGrace: o.AbsentGrace, orphanGrace: o.OrphanGrace,
-		timeouts: o.Timeouts, maxRequeues: o.MaxRequeues, unavailableFor: o.UnavailableRetryFor, maxInstances: o.MaxInstances, passTimeout: o.PassTimeout,
+		timeouts: o.Timeouts, maxRequeues: o.MaxRequeues, unavailableFor: o.UnavailableRetryFor, stopGrace: o.StopGrace, maxInstances: o.MaxInstances, passTimeout: o.PassTimeout,
 		now: o.Clock, log: o.Logger, metrics: o.Metrics,
 	}
 	for _, rt := range o.Runtimes {
@@ -248,6 +255,9 @@ func New(o Options) (*Reconciler, error) {
 		r.maxRequeues = DefaultMaxRequeues
 	case r.maxRequeues < 0:
 		r.maxRequeues = 0
+	}
+	if r.stopGrace <= 0 {
+		r.stopGrace = def.StopGracePeriod
 	}
 	if r.unavailableFor <= 0 {
 		r.unavailableFor = config.DefaultUnavailableRetryFor
@@ -313,7 +323,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	r.emit(rep, time.Since(start))
 	attrs := []any{"duration_ms", rep.DurationMS, "instances", rep.Instances, "containers", rep.Containers,
 		"actions", rep.Actions(), "started", rep.Started, "node_backfilled", rep.NodeBackfilled, "exited", rep.Exited,
-		"destroyed", rep.Destroyed, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
+		"destroyed", rep.Destroyed, "terminal_stopped", rep.TerminalStopped, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
 		"orphans_removed", rep.OrphansRemoved, "outbox_swept", rep.OutboxSwept,
 		"admission_before", rep.AdmissionBefore, "admission_after", rep.AdmissionAfter,
 		"conflicts", rep.Conflicts, "errors", rep.Errors, "list_partial", rep.ListPartial, "truncated", rep.Truncated}
@@ -459,7 +469,7 @@ func (r *Reconciler) emit(rep Report, d time.Duration) {
 		n    int
 	}{
 		{"started", rep.Started}, {"node_backfilled", rep.NodeBackfilled}, {"exited", rep.Exited},
-		{"destroyed", rep.Destroyed}, {"requeued", rep.Requeued}, {"failed_stuck", rep.FailedStuck},
+		{"destroyed", rep.Destroyed}, {"terminal_stopped", rep.TerminalStopped}, {"requeued", rep.Requeued}, {"failed_stuck", rep.FailedStuck},
 		{"orphan_removed", rep.OrphansRemoved}, {"outbox_swept", rep.OutboxSwept}, {"conflict", rep.Conflicts},
 	} {
 		if a.n > 0 {
