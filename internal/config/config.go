@@ -244,6 +244,11 @@ type Secrets struct {
 // a failure the user sees the next day.
 const DefaultUnavailableRetryFor = 24 * time.Hour
 
+// MaxUnavailableRetryFor caps container.unavailable_retry_for: an operation
+// must finish well within the life of its outbox item
+// (store.OutboxMaxAge).
+const MaxUnavailableRetryFor = 7 * 24 * time.Hour
+
 // Default returns the configuration used when nothing is configured, with
 // derived values (store.bolt_path) resolved. It is what Load returns for an
 // empty path and an empty environment.

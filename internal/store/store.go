@@ -36,8 +36,36 @@ var (
 // instance is deleted.
 const EventRetention = 7 * 24 * time.Hour
 
-// OutboxRetention is how long done outbox items are kept before they expire.
+// OutboxRetention is how long finished outbox items (done or failed) are
+// kept before they expire. A failed item's reason stays on its instance
+// (status_reason and the event history), so the item itself is only
+// bookkeeping.
 const OutboxRetention = 24 * time.Hour
+
+// OutboxMaxAge bounds the life of every outbox item from its creation,
+// finished or not: an item nothing finished in that long is work that was
+// lost and replaced (the reconciler re-enqueues a stuck instance with a
+// fresh item) or whose instance is gone. It is longer than any operation
+// may wait for its runtime (config.MaxUnavailableRetryFor).
+const OutboxMaxAge = 30 * 24 * time.Hour
+
+// OutboxExpiresAt is when an outbox item expires: OutboxRetention after it
+// finished, and OutboxMaxAge after its creation at the latest. Both
+// backends hide expired items from reads before they are removed.
+func OutboxExpiresAt(ob container.OutboxItem) time.Time {
+	last := ob.CreatedAt.Add(OutboxMaxAge)
+	if ob.State == container.OutboxDone || ob.State == container.OutboxFailed {
+		if done := ob.UpdatedAt.Add(OutboxRetention); done.Before(last) {
+			return done
+		}
+	}
+	return last
+}
+
+// OutboxExpired reports whether ob has expired at now.
+func OutboxExpired(ob container.OutboxItem, now time.Time) bool {
+	return !now.Before(OutboxExpiresAt(ob))
+}
 
 // IdempotencyRetention is how long an idempotency record answers repeats.
 const IdempotencyRetention = 24 * time.Hour
