@@ -192,7 +192,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	// event-driven, the sweep only a safety net.
 	s.manager = manager.New(lambdaenv.ManagerOptions(cfg, outbox.NotifyingStore{Store: st, Notify: s.watcher.Notify}, log, emf))
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
-	wo := lambdaenv.WorkerOptions(cfg, s.manager, s.runtimes, log, emf)
+	wo := lambdaenv.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)
 	wo.CreateSlots = s.slots
 	if wo.Secrets, err = secrets.New(cfg.Secrets, os.LookupEnv, nil); err != nil {
 		return nil, err
@@ -343,7 +343,7 @@ func (s *server) recoverQueues(ctx context.Context) error {
 
 // reconcileLoop is the recovery loop on a ticker (EventBridge in AWS).
 func (s *server) reconcileLoop(ctx context.Context) {
-	r, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, []runtime.Runtime{s.docker}, s.dispatcher, s.log, nil))
+	r, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, s.store, []runtime.Runtime{s.docker}, s.dispatcher, s.log, nil))
 	if err != nil {
 		s.log.Error("reconciler cannot start", "error", err)
 		return

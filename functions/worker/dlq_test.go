@@ -45,7 +45,7 @@ func TestDeadLetter(t *testing.T) {
 			st := teststores.Bolt(t, time.Now)
 			m := manager.New(manager.Options{Store: st, MaxPending: 50, Logger: quiet})
 			res, _ := runtime.NewResolver(rt)
-			w := worker.New(worker.Options{Manager: m, Runtimes: res, Logger: quiet, MaxAttempts: 3,
+			w := worker.New(worker.Options{Manager: m, Store: st, Runtimes: res, Logger: quiet, MaxAttempts: 3,
 				Backoff: func(int) time.Duration { return time.Second }})
 			var q, dlq queue.Queue
 			switch kind {

@@ -1,7 +1,11 @@
-// Package manager is berth's ContainerManager (the seed's): it validates
-// user requests, writes each one as a single store call (instance change +
-// outbox item + event), and applies what the runtimes report (OnEvent)
-// through the FSM. HTTP handlers, workers and the reconciler all go through it.
+// Package manager is berth's ContainerManager: it validates user requests,
+// writes each one as a single store call (instance change + outbox item +
+// event), and applies what the runtimes report (OnEvent) through the FSM.
+// It is the one writer of instances: HTTP handlers call its requests, and
+// the workers and the reconciler make their changes through Advance, Remove
+// and Record, so every write retries lost races by one rule
+// (MaxConflictRetries) and wakes this process's waiters at once. They read
+// from the store directly.
 package manager
 
 import (
@@ -77,10 +81,6 @@ func New(o Options) *Manager {
 	}
 	return m
 }
-
-// Store returns the manager's store, for the workers and the reconciler:
-// their writes through it wake this process's waiters at once.
-func (m *Manager) Store() store.Store { return m.store }
 
 // workspacePath is WorkspaceRoot/<user>, the user id made one path
 // element: kept as it is when it is letters, digits, '.', '_' and '-' only

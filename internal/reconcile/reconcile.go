@@ -48,10 +48,37 @@ const (
 // policy counts them to bound re-enqueues.
 const RequeueMarker = "reconciler re-enqueued "
 
+// Manager is how the reconciler changes instances. Every instance write
+// goes through it (manager.Manager implements it), so there is one writer
+// of state with one conflict-retry rule (manager.MaxConflictRetries).
+type Manager interface {
+	// OnEvent applies what a runtime shows through the state loop.
+	OnEvent(ctx context.Context, ob manager.Observation) (manager.Applied, error)
+	// Advance makes one instance change decided on fresh state.
+	Advance(ctx context.Context, id string, decide manager.Decide) (container.Instance, error)
+	// Record appends an event without changing the instance.
+	Record(ctx context.Context, ev container.Event) error
+}
+
+var _ Manager = (*manager.Manager)(nil)
+
+// Store is what the reconciler reads, and the admission counter's repair
+// (a recount, no instance write).
+type Store interface {
+	GetInstance(ctx context.Context, id string) (container.Instance, error)
+	ListActive(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error)
+	ListEvents(ctx context.Context, instanceID, cursor string, limit int) (store.Page[container.Event], error)
+	ListUndispatched(ctx context.Context, createdBefore time.Time, limit int) ([]container.OutboxItem, error)
+	RepairAdmission(ctx context.Context) (before, after int, err error)
+}
+
+var _ Store = (store.Store)(nil)
+
 // Options configure a Reconciler.
 type Options struct {
-	// Manager applies observations (OnEvent); its store is the reconciler's.
-	Manager *manager.Manager
+	// Manager writes instances; Store reads them. Both are required.
+	Manager Manager
+	Store   Store
 	// Runtimes are listed once each per pass. Instances of a runtime kind
 	// not given here are not synced (Report.Skipped); the stuck policy
 	// still applies to them.
@@ -195,8 +222,8 @@ func (r *Report) fail(err error) {
 // of one Reconciler run one at a time, and passes of several (other
 // processes, other Lambda invocations) may overlap safely.
 type Reconciler struct {
-	m              *manager.Manager
-	st             store.Store
+	m              Manager
+	st             Store
 	rts            map[string]runtime.Runtime
 	kinds          []string
 	scope          string
@@ -220,11 +247,11 @@ type Reconciler struct {
 
 // New returns a Reconciler.
 func New(o Options) (*Reconciler, error) {
-	if o.Manager == nil {
-		return nil, errors.New("reconcile: no manager")
+	if o.Manager == nil || o.Store == nil {
+		return nil, errors.New("reconcile: Options.Manager and Options.Store are required")
 	}
 	r := &Reconciler{
-		m: o.Manager, st: o.Manager.Store(), rts: make(map[string]runtime.Runtime), scope: o.Scope,
+		m: o.Manager, st: o.Store, rts: make(map[string]runtime.Runtime), scope: o.Scope,
 		sweeper: o.Sweeper, staleAfter: o.OutboxStaleAfter, absentGrace: o.AbsentGrace, orphanGrace: o.OrphanGrace,
 		timeouts: o.Timeouts, maxRequeues: o.MaxRequeues, unavailableFor: o.UnavailableRetryFor, stopGrace: o.StopGrace, maxInstances: o.MaxInstances, passTimeout: o.PassTimeout,
 		now: o.Clock, log: o.Logger, metrics: o.Metrics,

@@ -45,7 +45,7 @@ func (r *Reconciler) stopFailed(ctx context.Context, log *slog.Logger, rt runtim
 		return
 	}
 	msg := fmt.Sprintf("reconciler stopped the container on %s: it was running while the instance is failed", st.Node)
-	_, err := r.st.AppendEvent(ctx, container.Event{InstanceID: inst.ID, Type: container.EventReconciled,
+	err := r.m.Record(ctx, container.Event{InstanceID: inst.ID, Type: container.EventReconciled,
 		From: inst.Status, To: inst.Status, At: now.UTC(), Message: msg, Actor: container.ActorSystem})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		rep.fail(fmt.Errorf("recording the stop of %s: %w", inst.ID, err))

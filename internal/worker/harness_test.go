@@ -192,7 +192,7 @@ func newRig(t *testing.T, b teststores.Backend, slots int) *rig {
 	if slots > 0 {
 		r.slots = worker.NewSlots(slots)
 	}
-	r.w = worker.New(worker.Options{Manager: m, Runtimes: res, CreateSlots: r.slots, Logger: logger,
+	r.w = worker.New(worker.Options{Manager: m, Store: s, Runtimes: res, CreateSlots: r.slots, Logger: logger,
 		MaxAttempts: 5, StopGrace: time.Second, StablePoll: 20 * time.Millisecond, CreateStartTimeout: 30 * time.Second,
 		Backoff: func(int) time.Duration { return 50 * time.Millisecond }})
 	// The state loop, as the local server runs it: runtime events → OnEvent.

@@ -196,16 +196,11 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 		log.WarnContext(ctx, "marking outbox item failed", "error", err)
 	}
 	reason := fmt.Sprintf("%s failed: %v", msg.Op, cause)
-	for i := 0; i < 5; i++ {
-		inst, err := w.store.GetInstance(ctx, msg.InstanceID)
-		if err != nil {
-			return
-		}
+	_, err := w.m.Advance(ctx, msg.InstanceID, func(inst container.Instance) (*store.TransitionParams, error) {
 		if inst.Status == fsm.Failed || !fsm.Can(inst.Status, fsm.Failed) {
-			return
+			return nil, nil
 		}
-		_, err = w.store.Transition(ctx, store.TransitionParams{
-			ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: fsm.Failed,
+		return &store.TransitionParams{To: fsm.Failed,
 			Update: func(i *container.Instance) {
 				i.StatusReason = reason
 				now := w.now().UTC()
@@ -213,9 +208,9 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 			},
 			Event: &container.Event{Type: container.EventFailed, From: inst.Status, To: fsm.Failed, At: w.now().UTC(),
 				Message: reason, Actor: container.ActorSystem},
-		})
-		if !errors.Is(err, store.ErrConflict) {
-			return
-		}
+		}, nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		log.WarnContext(ctx, "failing the instance", "error", err)
 	}
 }

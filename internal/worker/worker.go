@@ -6,19 +6,50 @@
 package worker
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
 )
 
+// Manager is how the worker changes instances. Every instance write goes
+// through it (manager.Manager implements it), so there is one writer of
+// state with one conflict-retry rule (manager.MaxConflictRetries).
+type Manager interface {
+	// OnEvent applies what the runtime shows through the state loop.
+	OnEvent(ctx context.Context, ob manager.Observation) (manager.Applied, error)
+	// Advance makes one instance change decided on fresh state.
+	Advance(ctx context.Context, id string, decide manager.Decide) (container.Instance, error)
+	// Remove deletes an instance, decided on fresh state.
+	Remove(ctx context.Context, id string, decide manager.DecideRemoval) error
+}
+
+var _ Manager = (*manager.Manager)(nil)
+
+// Store is what the worker reads, and the bookkeeping of outbox items,
+// which changes no instance.
+type Store interface {
+	GetInstance(ctx context.Context, id string) (container.Instance, error)
+	GetOutbox(ctx context.Context, id string) (container.OutboxItem, error)
+	MarkDone(ctx context.Context, id string, at time.Time) error
+	MarkAttempt(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error
+	MarkFailed(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error
+}
+
+var _ Store = (store.Store)(nil)
+
 // Options configure a Worker.
 type Options struct {
-	Manager  *manager.Manager
+	// Manager writes instances; Store reads them and keeps the outbox's
+	// books. Both are required.
+	Manager  Manager
+	Store    Store
 	Runtimes *runtime.Resolver
 	// CreateSlots limits creates in flight in this process
 	// (create_queue_max_concurrency). Nil means no local limit: in Lambda
@@ -54,8 +85,8 @@ type Options struct {
 
 // Worker handles queue deliveries. It is safe for concurrent use.
 type Worker struct {
-	m           *manager.Manager
-	store       store.Store
+	m           Manager
+	store       Store
 	rt          *runtime.Resolver
 	slots       *Slots
 	timeout     time.Duration
@@ -70,10 +101,14 @@ type Worker struct {
 	secrets     SecretSource
 }
 
-// New returns a Worker.
+// New returns a Worker. It panics without a Manager or a Store: a worker
+// without them is a wiring mistake, not a condition to handle.
 func New(o Options) *Worker {
+	if o.Manager == nil || o.Store == nil {
+		panic("worker.New: Options.Manager and Options.Store are required")
+	}
 	w := &Worker{
-		m: o.Manager, store: o.Manager.Store(), rt: o.Runtimes, slots: o.CreateSlots,
+		m: o.Manager, store: o.Store, rt: o.Runtimes, slots: o.CreateSlots,
 		timeout: o.CreateStartTimeout, grace: o.StopGrace, maxAttempts: o.MaxAttempts,
 		unavailFor: o.UnavailableRetryFor, backoff: o.Backoff, poll: o.StablePoll, metrics: o.Metrics, log: o.Logger, now: o.Clock,
 		secrets: o.Secrets,
