@@ -190,7 +190,9 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 
 	// Every committed outbox item wakes the watcher: dispatch is
 	// event-driven, the sweep only a safety net.
-	s.manager = manager.New(lambdaenv.ManagerOptions(cfg, outbox.NotifyingStore{Store: st, Notify: s.watcher.Notify}, log, emf))
+	mo := lambdaenv.ManagerOptions(cfg, st, log, emf)
+	mo.OnCommit = s.watcher.Committed
+	s.manager = manager.New(mo)
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
 	wo := lambdaenv.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)
 	wo.CreateSlots = s.slots

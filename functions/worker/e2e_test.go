@@ -171,7 +171,7 @@ func TestInProcessPath(t *testing.T) {
 	}
 	watcher := outbox.NewWatcher(&outbox.Dispatcher{Queues: queues, Store: st, Logger: quiet}, outbox.WatcherOptions{Logger: quiet})
 	background(t, func(ctx context.Context) { _ = watcher.Run(ctx) })
-	m := manager.New(manager.Options{Store: outbox.NotifyingStore{Store: st, Notify: watcher.Notify}, MaxPending: 50, Logger: quiet})
+	m := manager.New(manager.Options{Store: st, OnCommit: watcher.Committed, MaxPending: 50, Logger: quiet})
 	res, err := runtime.NewResolver(rt)
 	if err != nil {
 		t.Fatal(err)

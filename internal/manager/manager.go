@@ -41,6 +41,10 @@ type Options struct {
 	WaitPoll time.Duration
 	// Metrics receives EMF metrics; nil discards them.
 	Metrics *metrics.Emitter
+	// OnCommit, if set, is called after every instance write made through
+	// the manager commits (the local server wakes its outbox watcher with
+	// it). It must not block.
+	OnCommit func(store.Commit)
 }
 
 // Manager is the ContainerManager. It is safe for concurrent use.
@@ -60,8 +64,15 @@ type Manager struct {
 // New returns a Manager.
 func New(o Options) *Manager {
 	ch := newChanges()
+	onCommit := o.OnCommit
+	hooked := store.Hooked{Store: o.Store, OnCommit: func(c store.Commit) {
+		ch.fire()
+		if onCommit != nil {
+			onCommit(c)
+		}
+	}}
 	m := &Manager{
-		changes: ch, store: signallingStore{Store: o.Store, changes: ch}, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
+		changes: ch, store: hooked, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 	}
 	if m.now == nil {

@@ -4,7 +4,8 @@
 //
 // Every method is atomic: it commits all of its writes or none. Errors the
 // caller can act on are matchable with errors.Is: ErrNotFound, ErrConflict,
-// ErrAlreadyExists, ErrQueueFull and fsm.ErrInvalidTransition. Anything else
+// ErrAlreadyExists, ErrQueueFull, ErrInvalidParams and
+// fsm.ErrInvalidTransition. Anything else
 // means the store could not be reached or failed; callers may retry it.
 package store
 
@@ -82,10 +83,11 @@ type Store interface {
 
 // CreateParams is everything a create writes in one transaction.
 type CreateParams struct {
-	// Instance must have an ID, Status pending, Version 1 and EventSeq 0.
+	// Instance must have an ID, Status pending (or empty) and Version 1
+	// (or 0); the store sets EventSeq to 1 (PrepareCreate is the rule).
 	Instance container.Instance
 	// Outbox is the create request; its InstanceID and InstanceVersion must
-	// match the instance.
+	// match the instance, or be empty to be filled in from it.
 	Outbox container.OutboxItem
 	// Event is the instance's first event; the store sets Seq to 1.
 	Event container.Event
@@ -111,7 +113,9 @@ type TransitionParams struct {
 	// write. It receives a copy of the stored instance with Status already
 	// set to To; it must not change ID, Owner, Version or EventSeq.
 	Update func(*container.Instance)
-	// Outbox, if set, is written in the same transaction.
+	// Outbox, if set, is written in the same transaction. It is for the
+	// instance as the write leaves it: its InstanceID and InstanceVersion
+	// are ID and ExpectVersion+1, or empty to be filled in (PrepareOutbox).
 	Outbox *container.OutboxItem
 	// Event, if set, is appended in the same transaction (Seq is assigned).
 	Event *container.Event

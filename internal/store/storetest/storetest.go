@@ -100,6 +100,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"CreateDuplicateID", testCreateDuplicateID},
 		{"CreateQueueFull", testCreateQueueFull},
 		{"CreateIdempotency", testCreateIdempotency},
+		{"CreateParamsChecked", testCreateParamsChecked},
+		{"TransitionOutboxChecked", testTransitionOutboxChecked},
 		{"Transition", testTransition},
 		{"TransitionErrors", testTransitionErrors},
 		{"TransitionWithOutboxAndCompletion", testTransitionWithOutbox},
