@@ -248,13 +248,13 @@ type TemplateStore interface {
 
 // IdempotencyRecord remembers the first response to an (owner, key) request.
 type IdempotencyRecord struct {
-	Owner       string            `json:"owner"`
-	Key         string            `json:"key"`
-	RequestHash string            `json:"request_hash"`
-	Status      int               `json:"status"`
-	Body        []byte            `json:"body"`
-	Headers     map[string]string `json:"headers,omitempty"`
-	CreatedAt   time.Time         `json:"created_at"`
+	Owner       string `json:"owner"`
+	Key         string `json:"key"`
+	RequestHash string `json:"request_hash"`
+	// Response is the first response as its maker (the HTTP layer)
+	// encoded it; the store keeps the bytes and does not read them.
+	Response  []byte    `json:"response"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // IdempotencyStore keeps idempotency records for IdempotencyRetention.
