@@ -239,6 +239,21 @@ type Secrets struct {
 	SSMPrefix string `yaml:"ssm_prefix"`
 }
 
+// Defaults of the container section that other packages share (the
+// worker, the manager and the reconciler fall back on them when not given
+// a value).
+const (
+	// DefaultCreateStartTimeout is container.create_start_timeout's
+	// default: how long a new container has to become stable.
+	DefaultCreateStartTimeout = 5 * time.Minute
+	// DefaultMaxAttempts is container.max_attempts's default.
+	DefaultMaxAttempts = 5
+	// DefaultStopGracePeriod is container.stop_grace_period's default.
+	DefaultStopGracePeriod = 10 * time.Second
+	// DefaultWorkspaceRoot is container.workspace_root's default.
+	DefaultWorkspaceRoot = "/srv/berth/workspaces"
+)
+
 // DefaultUnavailableRetryFor is container.unavailable_retry_for's default:
 // an engine outage of a working day is waited out; a host gone for good is
 // a failure the user sees the next day.
@@ -271,11 +286,11 @@ func defaults() *Config {
 			DAGNodeCleanupOnDAGFinished:         CleanupDelete,
 			CreateQueueMaxConcurrency:           3,
 			CreateQueueMaxPending:               50,
-			CreateStartTimeout:                  5 * time.Minute,
-			MaxAttempts:                         5,
+			CreateStartTimeout:                  DefaultCreateStartTimeout,
+			MaxAttempts:                         DefaultMaxAttempts,
 			UnavailableRetryFor:                 DefaultUnavailableRetryFor,
-			StopGracePeriod:                     10 * time.Second,
-			WorkspaceRoot:                       "/srv/berth/workspaces",
+			StopGracePeriod:                     DefaultStopGracePeriod,
+			WorkspaceRoot:                       DefaultWorkspaceRoot,
 			OutboxSweepAfter:                    30 * time.Second,
 			ReconcileEvery:                      30 * time.Second,
 			OrphanGrace:                         5 * time.Minute,

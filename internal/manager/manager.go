@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/store"
@@ -33,11 +34,13 @@ type Options struct {
 	// the Docker hosts' allowed_bind_roots; each host checks its own again).
 	BindRoots []string
 	// WorkspaceRoot is where $WORKSPACE_PATH points: WorkspaceRoot/<user>.
+	// Defaults to config.DefaultWorkspaceRoot.
 	WorkspaceRoot string
 	// Clock and Logger default to time.Now and slog.Default.
 	Clock  func() time.Time
 	Logger *slog.Logger
 	// WaitPoll is the first poll interval of Wait (it backs off to 1 s).
+	// Defaults to DefaultWaitPoll.
 	WaitPoll time.Duration
 	// Metrics receives EMF metrics; nil discards them.
 	Metrics *metrics.Emitter
@@ -46,6 +49,9 @@ type Options struct {
 	// it). It must not block.
 	OnCommit func(store.Commit)
 }
+
+// DefaultWaitPoll is Options.WaitPoll's default.
+const DefaultWaitPoll = 100 * time.Millisecond
 
 // Manager is the ContainerManager. It is safe for concurrent use.
 type Manager struct {
@@ -85,10 +91,10 @@ func New(o Options) *Manager {
 		m.runtimes = []string{container.RuntimeDocker}
 	}
 	if m.workspaceRoot == "" {
-		m.workspaceRoot = "/srv/berth/workspaces"
+		m.workspaceRoot = config.DefaultWorkspaceRoot
 	}
 	if m.waitPoll <= 0 {
-		m.waitPoll = 100 * time.Millisecond
+		m.waitPoll = DefaultWaitPoll
 	}
 	return m
 }

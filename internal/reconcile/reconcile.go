@@ -129,7 +129,7 @@ type Options struct {
 func TimeoutsFor(c config.Container) map[fsm.Status]time.Duration {
 	createTO := c.CreateStartTimeout
 	if createTO <= 0 {
-		createTO = 5 * time.Minute
+		createTO = config.DefaultCreateStartTimeout
 	}
 	conc := max(c.CreateQueueMaxConcurrency, 1)
 	waves := 1

@@ -250,7 +250,7 @@ func (w *Worker) waitStable(ctx context.Context, rt runtime.Runtime, ref runtime
 			return st, ctx.Err()
 		case <-time.After(wait):
 		}
-		poll = min(poll*2, 2*time.Second)
+		poll = min(poll*2, maxStablePoll)
 	}
 }
 

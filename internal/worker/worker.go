@@ -56,24 +56,28 @@ type Options struct {
 	// the CreateWorker's reserved concurrency is the limit.
 	CreateSlots *Slots
 	// CreateStartTimeout bounds the wait for a new container to become
-	// stable (running or exited); the seed's 5 minutes by default.
+	// stable (running or exited). Defaults to
+	// config.DefaultCreateStartTimeout.
 	CreateStartTimeout time.Duration
-	// StopGrace is how long a stop waits before killing (default 10 s).
+	// StopGrace is how long a stop waits before killing. Defaults to
+	// config.DefaultStopGracePeriod.
 	StopGrace time.Duration
 	// MaxAttempts is how many deliveries an operation gets before the
 	// instance is failed and the message left to the dead-letter queue
-	// (default 5; set the queue's maxReceiveCount to the same). Deliveries
-	// that found the runtime unavailable do not count.
+	// (set the queue's maxReceiveCount to the same). Deliveries that found
+	// the runtime unavailable do not count. Defaults to
+	// config.DefaultMaxAttempts.
 	MaxAttempts int
 	// UnavailableRetryFor bounds how long an operation waits for a runtime
 	// that cannot be reached before its instance is failed. Defaults to
 	// config.DefaultUnavailableRetryFor.
 	UnavailableRetryFor time.Duration
-	// Backoff gives the delay before delivery attempt+1 (default:
-	// exponential from 2 s, capped at 5 minutes, with jitter).
+	// Backoff gives the delay before delivery attempt+1. Defaults to
+	// ExponentialBackoff(DefaultBackoffBase, DefaultBackoffMax).
 	Backoff func(attempt int) time.Duration
 	// StablePoll is the first interval of the stabilisation wait's
-	// Inspect polling (default 100 ms, backing off to 2 s).
+	// Inspect polling (backing off to maxStablePoll). Defaults to
+	// DefaultStablePoll.
 	StablePoll time.Duration
 	// Secrets resolves templates' secret_env as containers are made; nil
 	// fails the creates that need a secret.
@@ -82,6 +86,18 @@ type Options struct {
 	Logger  *slog.Logger
 	Clock   func() time.Time
 }
+
+// Defaults of Options that are the worker's own.
+const (
+	// DefaultBackoffBase is the first retry's delay; it doubles per attempt.
+	DefaultBackoffBase = 2 * time.Second
+	// DefaultBackoffMax caps the retry delay.
+	DefaultBackoffMax = 5 * time.Minute
+	// DefaultStablePoll is the stabilisation wait's first poll interval.
+	DefaultStablePoll = 100 * time.Millisecond
+	// maxStablePoll is where that interval stops growing.
+	maxStablePoll = 2 * time.Second
+)
 
 // Worker handles queue deliveries. It is safe for concurrent use.
 type Worker struct {
@@ -114,22 +130,22 @@ func New(o Options) *Worker {
 		secrets: o.Secrets,
 	}
 	if w.timeout <= 0 {
-		w.timeout = 5 * time.Minute
+		w.timeout = config.DefaultCreateStartTimeout
 	}
 	if w.grace <= 0 {
-		w.grace = 10 * time.Second
+		w.grace = config.DefaultStopGracePeriod
 	}
 	if w.maxAttempts <= 0 {
-		w.maxAttempts = 5
+		w.maxAttempts = config.DefaultMaxAttempts
 	}
 	if w.unavailFor <= 0 {
 		w.unavailFor = config.DefaultUnavailableRetryFor
 	}
 	if w.backoff == nil {
-		w.backoff = ExponentialBackoff(2*time.Second, 5*time.Minute)
+		w.backoff = ExponentialBackoff(DefaultBackoffBase, DefaultBackoffMax)
 	}
 	if w.poll <= 0 {
-		w.poll = 100 * time.Millisecond
+		w.poll = DefaultStablePoll
 	}
 	if w.log == nil {
 		w.log = slog.Default()

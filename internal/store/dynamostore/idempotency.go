@@ -26,9 +26,9 @@ func idempotencyKey(owner, key string) string {
 // the TTL attribute and the truth about liveness: a record is live while
 // the clock's second is before it, whether or not TTL has removed it yet.
 type idempotencyItem struct {
-	PK          string            `dynamodbav:"pk"`
-	Owner       string            `dynamodbav:"owner"`
-	Key         string            `dynamodbav:"key"`
+	PK          string `dynamodbav:"pk"`
+	Owner       string `dynamodbav:"owner"`
+	Key         string `dynamodbav:"key"`
 	RequestHash string `dynamodbav:"request_hash,omitempty"`
 	Response    []byte `dynamodbav:"response"`
 	CreatedAt   string `dynamodbav:"created_at"`
