@@ -20,11 +20,13 @@ var (
 	// instance's, or the object is in a state that forbids the call.
 	ErrConflict = errors.New("conflict")
 	// ErrUnavailable: the runtime or a node could not take the request at
-	// all: unreachable, connection refused, timed out, overloaded (502, 503,
-	// 504) or full. Retry with backoff without spending an attempt.
+	// all: unreachable, connection refused, timed out, overloaded, full, or
+	// failing in itself (an engine 500 that is not about the spec). Retry
+	// with backoff without spending an attempt.
 	ErrUnavailable = errors.New("unavailable")
-	// ErrFailed: the runtime answered, with a failure that may or may not
-	// pass (an engine's 500): retry with backoff a bounded number of times.
+	// ErrFailed: a failure that may or may not pass and may be the
+	// request's own (one the runtime's client could not type): retry with
+	// backoff a bounded number of times.
 	ErrFailed = errors.New("failed")
 	// ErrInvalid: the request can never succeed as given (a bad spec, an
 	// image that is absent under pull policy Never, a bind mount outside

@@ -88,11 +88,16 @@ func kindOf(err error) error {
 		return runtime.ErrInvalid
 	case unreachable(err):
 		return runtime.ErrUnavailable
+	case cerrdefs.IsInternal(err), cerrdefs.IsUnknown(err):
+		// A server error that is not about the spec (classify asks badSpec
+		// first): the engine's own trouble (a full thin pool, a daemon
+		// failing), which says nothing about the request.
+		return runtime.ErrUnavailable
 	case errors.Is(err, context.Canceled):
 		// The caller gave up; whoever redelivers the work may retry it.
 		return runtime.ErrUnavailable
 	}
-	// The engine answered with a failure (a 500, or something unknown): it
+	// Anything else (an error the engine's client could not even type): it
 	// may pass, but it may as well be this request's fault, so its retries
 	// are bounded.
 	return runtime.ErrFailed
@@ -100,7 +105,7 @@ func kindOf(err error) error {
 
 // unreachable reports whether err says the engine could not take the
 // request at all: no connection, a timeout, or an overloaded engine (503,
-// 429). A 500 is not among them: the engine judged the request.
+// 429).
 func unreachable(err error) bool {
 	var netErr net.Error
 	switch {
