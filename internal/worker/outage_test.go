@@ -12,6 +12,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/lambdasqs"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
@@ -20,7 +21,6 @@ import (
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
-	"github.com/berth-io/berth/internal/worker"
 )
 
 // TestRuntimeOutage: the engine is unreachable for more deliveries than
@@ -175,10 +175,10 @@ func TestLambdaResendsDuringOutage(t *testing.T) {
 		it := r.item(inst.ID, container.OpCreate)
 		d := delivery(t, it, 4)
 		r.rt.down.Store(true)
-		resp := r.w.HandleSQSEvent(ctx, q.(worker.Requeuer), events.SQSEvent{Records: []events.SQSMessage{{
+		resp := lambdasqs.Handle(ctx, r.w, q.(lambdasqs.Requeuer), events.SQSEvent{Records: []events.SQSMessage{{
 			MessageId: d.MessageID, Body: string(d.Body), ReceiptHandle: "h",
 			Attributes: map[string]string{"ApproximateReceiveCount": "4"},
-		}}})
+		}}}, nil)
 		if len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("batch item failures %+v: the record must be deleted, its fresh copy sent", resp.BatchItemFailures)
 		}
