@@ -38,9 +38,12 @@ type Requeuer interface {
 // record (ReportBatchItemFailures) after their visibility is set to the
 // backoff delay, so SQS redelivers them then and moves them to the
 // dead-letter queue after maxReceiveCount; successes are deleted by Lambda
-// itself. rq may be nil: a failure then comes back after the queue's own
-// visibility timeout. A failed visibility change is only logged, since the
-// record is reported failed either way.
+// itself. A record whose result asks for a re-send (the runtime was
+// unavailable: no attempt is spent) is sent afresh to rq and then counts as
+// done; if the send fails it is handed back like a failure. rq may be nil:
+// a failure then comes back after the queue's own visibility timeout. A
+// failed visibility change is only logged, since the record is reported
+// failed either way.
 func Handle(ctx context.Context, p Processor, rq Requeuer, ev events.SQSEvent, logger *slog.Logger) events.SQSEventResponse {
 	if logger == nil {
 		logger = slog.Default()
