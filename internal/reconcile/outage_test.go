@@ -11,6 +11,7 @@ import (
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // unreachable wraps the real runtime; while down, its listing fails the
@@ -78,11 +79,11 @@ func TestStuckWaitsForItsRuntime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res := newWorker(t, r).Process(ctxFor(t, time.Minute), queue.Delivery{MessageID: "redrive", Body: body, ReceiveCount: 1}); !res.Ack {
+		if res := newWorker(t, r).Process(testenv.Context(t, time.Minute), queue.Delivery{MessageID: "redrive", Body: body, ReceiveCount: 1}); !res.Ack {
 			t.Fatalf("worker on the redriven stop: %+v", res)
 		}
 		wantStatus(t, r.get(inst.ID), fsm.Stopped)
-		if st, err := r.rt.Inspect(ctxFor(t, 30*time.Second), ref); err != nil || st.Phase != runtime.PhaseExited {
+		if st, err := r.rt.Inspect(testenv.Context(t, 30*time.Second), ref); err != nil || st.Phase != runtime.PhaseExited {
 			t.Fatalf("container after the redriven stop: %+v, %v", st, err)
 		}
 

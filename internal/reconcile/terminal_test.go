@@ -7,6 +7,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // Terminal instances are reconciled too: a failed instance whose container
@@ -27,7 +28,7 @@ func TestTerminalInstancesConverge(t *testing.T) {
 		failed, failedRef := terminal(fsm.Failed)
 		stopped, stoppedRef := terminal(fsm.Stopped)
 		quiet, quietRef := terminal(fsm.Stopped)
-		if err := r.rt.Stop(ctxFor(t, time.Minute), quietRef, 0); err != nil {
+		if err := r.rt.Stop(testenv.Context(t, time.Minute), quietRef, 0); err != nil {
 			t.Fatal(err)
 		}
 		r.advance(time.Hour) // past the orphan grace of the containers

@@ -206,7 +206,7 @@ func TestEngineRefusingConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	ctx := ctxFor(t, 20*time.Second)
+	ctx := testenv.Context(t, 20*time.Second)
 	ref := runtime.Ref{InstanceID: berth.NewID(), Node: "stopped"}
 	if err := rt.Stop(ctx, ref, 0); !runtime.IsUnavailable(err) || runtime.IsInvalid(err) {
 		t.Errorf("stop on a stopped engine: %v, want unavailable", err)
