@@ -195,9 +195,11 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 
 	// Every committed outbox item wakes the watcher: dispatch is
 	// event-driven, the sweep only a safety net.
-	s.manager = manager.New(lambdaenv.ManagerOptions(cfg, outbox.NotifyingStore{Store: st, Notify: s.watcher.Notify}, log, emf))
+	mo := lambdaenv.ManagerOptions(cfg, st, log, emf)
+	mo.OnCommit = s.watcher.Committed
+	s.manager = manager.New(mo)
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
-	wo := lambdaenv.WorkerOptions(cfg, s.manager, s.runtimes, log, emf)
+	wo := lambdaenv.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)
 	wo.CreateSlots = s.slots
 	if wo.Secrets, err = secrets.New(cfg.Secrets, os.LookupEnv, nil); err != nil {
 		return nil, err
@@ -384,7 +386,7 @@ func (s *server) recoverGroups(ctx context.Context) error {
 
 // reconcileLoop is the recovery loop on a ticker (EventBridge in AWS).
 func (s *server) reconcileLoop(ctx context.Context) {
-	r, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, s.allRuntimes(), s.dispatcher, s.log, nil))
+	r, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, s.store, s.allRuntimes(), s.dispatcher, s.log, nil))
 	if err != nil {
 		s.log.Error("reconciler cannot start", "error", err)
 		return
@@ -411,7 +413,7 @@ func (s *server) purgeLoop(ctx context.Context) {
 // (refresh_image_status_on_start), logs what will fail, and keeps the
 // result for /healthz.
 func (s *server) checkImages(ctx context.Context) {
-	statuses, err := imagestatus.Refresh(ctx, s.manager.Store(), s.docker, time.Now())
+	statuses, err := imagestatus.Refresh(ctx, s.store, s.docker, time.Now())
 	if err != nil {
 		s.log.Warn("image check", "error", err)
 	}

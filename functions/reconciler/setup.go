@@ -95,7 +95,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 func newFunction(cfg *config.Config, st store.Store, rts []runtime.Runtime, sweeper reconcile.Sweeper,
 	emf *metrics.Emitter, logger *slog.Logger) (*function, error) {
 	m := manager.New(lambdaenv.ManagerOptions(cfg, st, logger, emf))
-	rc, err := reconcile.New(lambdaenv.ReconcileOptions(cfg, m, rts, sweeper, logger, emf))
+	rc, err := reconcile.New(lambdaenv.ReconcileOptions(cfg, m, st, rts, sweeper, logger, emf))
 	if err != nil {
 		return nil, err
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/berth-io/berth/internal/worker"
 )
 
-// broken wraps the real engine with a Create that always fails as if the
-// engine were down.
+// broken wraps the real engine with a Create that always fails as an
+// engine answering 500 does (an unreachable engine spends no attempt).
 type broken struct {
 	runtime.Runtime
 	creates atomic.Int32
@@ -30,7 +30,7 @@ type broken struct {
 
 func (b *broken) Create(ctx context.Context, inst container.Instance) (runtime.Ref, error) {
 	b.creates.Add(1)
-	return runtime.Ref{}, runtime.Errorf(runtime.ErrUnavailable, "create", inst.ID, "", "injected: engine down")
+	return runtime.Ref{}, runtime.Errorf(runtime.ErrFailed, "create", inst.ID, "", "injected: engine error")
 }
 
 // TestDeadLetter: a create whose runtime always fails is retried with
@@ -45,7 +45,7 @@ func TestDeadLetter(t *testing.T) {
 			st := teststores.Bolt(t, time.Now)
 			m := manager.New(manager.Options{Store: st, MaxPending: 50, Logger: quiet})
 			res, _ := runtime.NewResolver(rt)
-			w := worker.New(worker.Options{Manager: m, Runtimes: res, Logger: quiet, MaxAttempts: 3,
+			w := worker.New(worker.Options{Manager: m, Store: st, Runtimes: res, Logger: quiet, MaxAttempts: 3,
 				Backoff: func(int) time.Duration { return time.Second }})
 			var q, dlq queue.Queue
 			switch kind {
@@ -82,7 +82,7 @@ func TestDeadLetter(t *testing.T) {
 			if err != nil {
 				t.Fatalf("instance never failed: %v (%s)", err, inst.Status)
 			}
-			if !strings.Contains(inst.StatusReason, "injected: engine down") || !strings.Contains(inst.StatusReason, "3 attempts") {
+			if !strings.Contains(inst.StatusReason, "injected: engine error") || !strings.Contains(inst.StatusReason, "3 attempts") {
 				t.Fatalf("status_reason %q", inst.StatusReason)
 			}
 			if n, _ := st.AdmissionCount(ctx); n != 0 {

@@ -121,7 +121,7 @@ func TestServerlessPath(t *testing.T) {
 	m := manager.New(manager.Options{Store: st, MaxPending: 50, Logger: quiet})
 	background(t, func(ctx context.Context) { monitor.Run(ctx, rt, m, quiet) })
 
-	scenario(t, m, rt, image)
+	scenario(t, m, st, rt, image)
 	if invocations.Load() == 0 {
 		t.Fatal("the worker handler was never invoked")
 	}
@@ -171,12 +171,12 @@ func TestInProcessPath(t *testing.T) {
 	}
 	watcher := outbox.NewWatcher(&outbox.Dispatcher{Queues: queues, Store: st, Logger: quiet}, outbox.WatcherOptions{Logger: quiet})
 	background(t, func(ctx context.Context) { _ = watcher.Run(ctx) })
-	m := manager.New(manager.Options{Store: outbox.NotifyingStore{Store: st, Notify: watcher.Notify}, MaxPending: 50, Logger: quiet})
+	m := manager.New(manager.Options{Store: st, OnCommit: watcher.Committed, MaxPending: 50, Logger: quiet})
 	res, err := runtime.NewResolver(rt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := worker.New(worker.Options{Manager: m, Runtimes: res, CreateSlots: worker.NewSlots(3), Logger: quiet, StopGrace: time.Second})
+	w := worker.New(worker.Options{Manager: m, Store: st, Runtimes: res, CreateSlots: worker.NewSlots(3), Logger: quiet, StopGrace: time.Second})
 	for name, q := range queues {
 		n := 8
 		if name == outbox.CreateQueue {
@@ -185,13 +185,13 @@ func TestInProcessPath(t *testing.T) {
 		background(t, func(ctx context.Context) { _ = w.Consume(ctx, q, n) })
 	}
 	background(t, func(ctx context.Context) { monitor.Run(ctx, rt, m, quiet) })
-	scenario(t, m, rt, image)
+	scenario(t, m, st, rt, image)
 }
 
 // scenario: create → running → stop → stopped → start → running → delete →
 // gone, container gone, events kept; a container that exits 0 → stopped and
 // one that exits 3 → failed with its exit code.
-func scenario(t *testing.T, m *manager.Manager, rt runtime.Runtime, image string) {
+func scenario(t *testing.T, m *manager.Manager, st store.Store, rt runtime.Runtime, image string) {
 	t.Helper()
 	ctx := context.Background()
 	for name, script := range map[string]string{"sleeper": "sleep 3600", "ok": "exit 0", "bad": "exit 3"} {
@@ -267,8 +267,7 @@ func scenario(t *testing.T, m *manager.Manager, rt runtime.Runtime, image string
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n, err := m.Store().AdmissionCount(ctx); err != nil || n != 0 {
+	if n, err := st.AdmissionCount(ctx); err != nil || n != 0 {
 		t.Fatalf("admission counter %d, %v after every create finished", n, err)
 	}
-	var _ store.Store = m.Store()
 }

@@ -73,7 +73,7 @@ func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClie
 	m := manager.New(lambdaenv.ManagerOptions(cfg, st, logger, emf))
 	// No local semaphore: the CreateWorker's reserved concurrency (and its
 	// event source's maximum concurrency) is the limit.
-	wo := lambdaenv.WorkerOptions(cfg, m, res, logger, emf)
+	wo := lambdaenv.WorkerOptions(cfg, m, st, res, logger, emf)
 	wo.Secrets = sec
 	w := worker.New(wo)
 	f := &function{w: w, queues: map[string]*sqsqueue.Queue{}, log: logger}

@@ -52,6 +52,11 @@ type Container struct {
 	// MaxAttempts is how often an operation is tried before the instance
 	// goes to failed (SQS maxReceiveCount on AWS).
 	MaxAttempts int `yaml:"max_attempts"`
+	// UnavailableRetryFor is how long an operation keeps waiting for a
+	// runtime that cannot be reached (engine down, connection refused,
+	// timeouts, 503) before the instance goes to failed. Such waits spend
+	// no attempt of MaxAttempts. Defaults to DefaultUnavailableRetryFor.
+	UnavailableRetryFor time.Duration `yaml:"unavailable_retry_for"`
 	// StopGracePeriod is the time between SIGTERM and SIGKILL on stop.
 	StopGracePeriod time.Duration `yaml:"stop_grace_period"`
 	// WorkspaceRoot is where $WORKSPACE_PATH directories are made.
@@ -255,6 +260,31 @@ type Secrets struct {
 	SSMPrefix string `yaml:"ssm_prefix"`
 }
 
+// Defaults of the container section that other packages share (the
+// worker, the manager and the reconciler fall back on them when not given
+// a value).
+const (
+	// DefaultCreateStartTimeout is container.create_start_timeout's
+	// default: how long a new container has to become stable.
+	DefaultCreateStartTimeout = 5 * time.Minute
+	// DefaultMaxAttempts is container.max_attempts's default.
+	DefaultMaxAttempts = 5
+	// DefaultStopGracePeriod is container.stop_grace_period's default.
+	DefaultStopGracePeriod = 10 * time.Second
+	// DefaultWorkspaceRoot is container.workspace_root's default.
+	DefaultWorkspaceRoot = "/srv/berth/workspaces"
+)
+
+// DefaultUnavailableRetryFor is container.unavailable_retry_for's default:
+// an engine outage of a working day is waited out; a host gone for good is
+// a failure the user sees the next day.
+const DefaultUnavailableRetryFor = 24 * time.Hour
+
+// MaxUnavailableRetryFor caps container.unavailable_retry_for: an operation
+// must finish well within the life of its outbox item
+// (store.OutboxMaxAge).
+const MaxUnavailableRetryFor = 7 * 24 * time.Hour
+
 // Default returns the configuration used when nothing is configured, with
 // derived values (store.bolt_path) resolved. It is what Load returns for an
 // empty path and an empty environment.
@@ -277,10 +307,11 @@ func defaults() *Config {
 			DAGNodeCleanupOnDAGFinished:         CleanupDelete,
 			CreateQueueMaxConcurrency:           3,
 			CreateQueueMaxPending:               50,
-			CreateStartTimeout:                  5 * time.Minute,
-			MaxAttempts:                         5,
-			StopGracePeriod:                     10 * time.Second,
-			WorkspaceRoot:                       "/srv/berth/workspaces",
+			CreateStartTimeout:                  DefaultCreateStartTimeout,
+			MaxAttempts:                         DefaultMaxAttempts,
+			UnavailableRetryFor:                 DefaultUnavailableRetryFor,
+			StopGracePeriod:                     DefaultStopGracePeriod,
+			WorkspaceRoot:                       DefaultWorkspaceRoot,
 			OutboxSweepAfter:                    30 * time.Second,
 			ReconcileEvery:                      30 * time.Second,
 			OrphanGrace:                         5 * time.Minute,

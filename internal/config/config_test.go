@@ -57,6 +57,7 @@ func TestDefaultsAreTheSeeds(t *testing.T) {
 		// berth's.
 		{"container.create_start_timeout", c.Container.CreateStartTimeout, 5 * time.Minute},
 		{"container.max_attempts", c.Container.MaxAttempts, 5},
+		{"container.unavailable_retry_for", c.Container.UnavailableRetryFor, 24 * time.Hour},
 		{"container.stop_grace_period", c.Container.StopGracePeriod, 10 * time.Second},
 		{"container.workspace_root", c.Container.WorkspaceRoot, "/srv/berth/workspaces"},
 		{"container.outbox_sweep_after", c.Container.OutboxSweepAfter, 30 * time.Second},

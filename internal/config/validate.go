@@ -95,6 +95,10 @@ func (c *checker) container(ct *Container) {
 	c.atLeast("container.create_queue_max_pending", int64(ct.CreateQueueMaxPending), 1)
 	c.positive("container.create_start_timeout", ct.CreateStartTimeout)
 	c.atLeast("container.max_attempts", int64(ct.MaxAttempts), 1)
+	c.positive("container.unavailable_retry_for", ct.UnavailableRetryFor)
+	if ct.UnavailableRetryFor > MaxUnavailableRetryFor {
+		c.fail("container.unavailable_retry_for", "must be at most %s, got %s", MaxUnavailableRetryFor, ct.UnavailableRetryFor)
+	}
 	if ct.StopGracePeriod < 0 {
 		c.fail("container.stop_grace_period", "must be ≥ 0, got %s", ct.StopGracePeriod)
 	}

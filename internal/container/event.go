@@ -29,6 +29,10 @@ const (
 	// EventCancelled records that a queued member was cancelled before its
 	// container was made (a group finish).
 	EventCancelled = "ContainerCancelled"
+	// EventReconciled: the reconciler brought the runtime in line with the
+	// instance (stopped a failed instance's container that was started
+	// behind berth's back); the status did not change.
+	EventReconciled = "ContainerReconciled"
 )
 
 // Event is one entry of an instance's history. Seq is assigned by the store:

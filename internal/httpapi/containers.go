@@ -51,25 +51,14 @@ func (h *handler) createContainer(w http.ResponseWriter, r *http.Request, c iden
 		}
 		canonical, _ := json.Marshal(req) // maps marshal sorted: same request, same hash
 		sum := sha256.Sum256(canonical)
-		idem = &manager.Idempotency{Key: key, Hash: hex.EncodeToString(sum[:]),
-			Response: func(in container.Instance) (int, []byte, map[string]string) {
-				body, _ := json.Marshal(instanceBody(in))
-				return http.StatusAccepted, body, map[string]string{"Location": containerPath(in.ID), "ETag": etag(in.Version)}
-			}}
+		idem = &manager.Idempotency{Key: key, Hash: hex.EncodeToString(sum[:]), Response: firstResponse}
 	}
 	res, err := h.m.CreateByTemplate(r.Context(), c, req, idem, RequestIDFrom(r.Context()))
 	if err != nil {
 		return err
 	}
 	if res.Replayed != nil {
-		for k, v := range res.Replayed.Headers {
-			w.Header().Set(k, v)
-		}
-		w.Header().Set("Idempotent-Replayed", "true")
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(res.Replayed.Status)
-		_, _ = w.Write(append(res.Replayed.Body, '\n'))
-		return nil
+		return replay(w, res.Replayed)
 	}
 	w.Header().Set("Location", containerPath(res.Instance.ID))
 	writeInstance(w, http.StatusAccepted, res.Instance)

@@ -131,25 +131,29 @@ func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf
 // WorkerOptions are the worker's options from the configuration. Without
 // CreateSlots (a Lambda worker) the create limit is the CreateWorker's
 // reserved concurrency; `berth serve` adds its semaphore.
-func WorkerOptions(cfg *config.Config, m *manager.Manager, rts *runtime.Resolver, logger *slog.Logger, emf *metrics.Emitter) worker.Options {
+func WorkerOptions(cfg *config.Config, m *manager.Manager, st store.Store, rts *runtime.Resolver, logger *slog.Logger,
+	emf *metrics.Emitter) worker.Options {
 	return worker.Options{
-		Manager: m, Runtimes: rts,
+		Manager: m, Store: st, Runtimes: rts,
 		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
-		MaxAttempts: cfg.Container.MaxAttempts, Metrics: emf, Logger: logger,
+		MaxAttempts: cfg.Container.MaxAttempts, UnavailableRetryFor: cfg.Container.UnavailableRetryFor,
+		Metrics: emf, Logger: logger,
 	}
 }
 
 // ReconcileOptions are the reconciler's options from the configuration:
 // every setting the local server and the Lambda function share (orphan
 // grace, stuck timeouts, sweep age). sweeper may be nil.
-func ReconcileOptions(cfg *config.Config, m *manager.Manager, rts []runtime.Runtime, sweeper reconcile.Sweeper,
+func ReconcileOptions(cfg *config.Config, m *manager.Manager, st store.Store, rts []runtime.Runtime, sweeper reconcile.Sweeper,
 	logger *slog.Logger, emf *metrics.Emitter) reconcile.Options {
 	return reconcile.Options{
-		Manager: m, Runtimes: rts, Scope: cfg.Docker.Scope, Sweeper: sweeper,
-		OrphanGrace:      cfg.Container.OrphanGrace,
-		OutboxStaleAfter: cfg.Container.OutboxSweepAfter,
-		Timeouts:         reconcile.TimeoutsFor(cfg.Container),
-		Logger:           logger, Metrics: emf,
+		Manager: m, Store: st, Runtimes: rts, Scope: cfg.Docker.Scope, Sweeper: sweeper,
+		OrphanGrace:         cfg.Container.OrphanGrace,
+		OutboxStaleAfter:    cfg.Container.OutboxSweepAfter,
+		UnavailableRetryFor: cfg.Container.UnavailableRetryFor,
+		StopGrace:           cfg.Container.StopGracePeriod,
+		Timeouts:            reconcile.TimeoutsFor(cfg.Container),
+		Logger:              logger, Metrics: emf,
 	}
 }
 

@@ -31,11 +31,11 @@ func TestOptionsCarryTheConfig(t *testing.T) {
 		mo.WorkspaceRoot != cfg.Container.WorkspaceRoot || !slices.Equal(mo.Runtimes, cfg.Container.AllowedRuntimes) {
 		t.Errorf("ManagerOptions = %+v", mo)
 	}
-	wo := WorkerOptions(cfg, nil, nil, nil, nil)
+	wo := WorkerOptions(cfg, nil, nil, nil, nil, nil)
 	if wo.CreateStartTimeout != 2*time.Minute || wo.MaxAttempts != 4 || wo.StopGrace != cfg.Container.StopGracePeriod || wo.CreateSlots != nil {
 		t.Errorf("WorkerOptions = %+v", wo)
 	}
-	ro := ReconcileOptions(cfg, nil, nil, nil, nil, nil)
+	ro := ReconcileOptions(cfg, nil, nil, nil, nil, nil, nil)
 	if ro.OrphanGrace != 42*time.Second || ro.OutboxStaleAfter != 9*time.Second || ro.Scope != "team-a" ||
 		ro.Timeouts[fsm.Creating] != reconcile.TimeoutsFor(cfg.Container)[fsm.Creating] {
 		t.Errorf("ReconcileOptions = %+v", ro)

@@ -25,19 +25,25 @@ type Processor interface {
 
 var _ Processor = (*worker.Worker)(nil)
 
-// Requeuer changes a message's visibility: SQS's ChangeMessageVisibility,
-// which is how a Lambda consumer asks for a retry after a backoff.
+// Requeuer is the SQS queue a record came from: Nack changes its
+// visibility (ChangeMessageVisibility), which is how a Lambda consumer asks
+// for a retry after a backoff; Send re-sends an operation waiting for an
+// unavailable runtime as a fresh message (worker.Result.Requeue).
 type Requeuer interface {
 	Nack(ctx context.Context, d queue.Delivery, delay time.Duration) error
+	Send(ctx context.Context, msgs []queue.Outgoing) error
 }
 
 // Handle processes each record of ev with p. Failures are reported per
 // record (ReportBatchItemFailures) after their visibility is set to the
 // backoff delay, so SQS redelivers them then and moves them to the
 // dead-letter queue after maxReceiveCount; successes are deleted by Lambda
-// itself. rq may be nil: a failure then comes back after the queue's own
-// visibility timeout. A failed visibility change is only logged, since the
-// record is reported failed either way.
+// itself. A record whose result asks for a re-send (the runtime was
+// unavailable: no attempt is spent) is sent afresh to rq and then counts as
+// done; if the send fails it is handed back like a failure. rq may be nil:
+// a failure then comes back after the queue's own visibility timeout. A
+// failed visibility change is only logged, since the record is reported
+// failed either way.
 func Handle(ctx context.Context, p Processor, rq Requeuer, ev events.SQSEvent, logger *slog.Logger) events.SQSEventResponse {
 	if logger == nil {
 		logger = slog.Default()
@@ -48,6 +54,15 @@ func Handle(ctx context.Context, p Processor, rq Requeuer, ev events.SQSEvent, l
 		res := p.Process(ctx, d)
 		if res.Ack {
 			continue
+		}
+		if res.Requeue != nil && rq != nil {
+			// Sent afresh, the record is done: Lambda deletes it, and SQS's
+			// receive count starts again on the new message.
+			err := rq.Send(ctx, []queue.Outgoing{*res.Requeue})
+			if err == nil {
+				continue
+			}
+			logger.WarnContext(ctx, "re-sending a message; handing it back instead", "message_id", d.MessageID, "error", err)
 		}
 		if rq != nil {
 			if err := rq.Nack(ctx, d, res.Delay); err != nil {

@@ -1,12 +1,6 @@
 package manager
 
-import (
-	"context"
-	"sync"
-
-	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/store"
-)
+import "sync"
 
 // changes wakes Wait when an instance changes in this process: the local
 // server's workers write through the manager's store, so a waiter learns of
@@ -32,35 +26,4 @@ func (c *changes) fire() {
 	close(c.ch)
 	c.ch = make(chan struct{})
 	c.mu.Unlock()
-}
-
-// signallingStore is the manager's store: every committed instance write
-// fires changes.
-type signallingStore struct {
-	store.Store
-	changes *changes
-}
-
-func (s signallingStore) CreateInstance(ctx context.Context, p store.CreateParams) (container.Instance, error) {
-	inst, err := s.Store.CreateInstance(ctx, p)
-	if err == nil {
-		s.changes.fire()
-	}
-	return inst, err
-}
-
-func (s signallingStore) Transition(ctx context.Context, p store.TransitionParams) (container.Instance, error) {
-	inst, err := s.Store.Transition(ctx, p)
-	if err == nil {
-		s.changes.fire()
-	}
-	return inst, err
-}
-
-func (s signallingStore) DeleteInstance(ctx context.Context, p store.DeleteParams) error {
-	err := s.Store.DeleteInstance(ctx, p)
-	if err == nil {
-		s.changes.fire()
-	}
-	return err
 }

@@ -2,7 +2,6 @@ package manager
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,16 +27,18 @@ type Idempotency struct {
 	// Hash is a digest of the request body: a repeat with the same key and
 	// another hash is refused.
 	Hash string
-	// Response renders the instance as the first response will show it;
-	// a repeat returns exactly these bytes.
-	Response func(container.Instance) (status int, body []byte, headers map[string]string)
+	// Response encodes the first response to the request, in whatever form
+	// its caller answers in; a repeat gets exactly these bytes back
+	// (CreateResult.Replayed).
+	Response func(container.Instance) []byte
 }
 
 // CreateResult is a create's outcome. Replayed is set when an idempotent
-// repeat returned the first response instead of creating anything.
+// repeat returned the first response (as Idempotency.Response encoded it)
+// instead of creating anything; Instance is then empty.
 type CreateResult struct {
 	Instance container.Instance
-	Replayed *store.IdempotencyRecord
+	Replayed []byte
 }
 
 // CreateByTemplate validates the request against its template, resolves the
@@ -118,10 +119,8 @@ func (m *Manager) CreateByTemplate(ctx context.Context, c identity.Caller, req C
 		MaxPending: m.maxPending,
 	}
 	if idem != nil {
-		status, body, headers := idem.Response(inst)
 		p.Idempotency = &store.IdempotencyRecord{
-			Owner: c.User, Key: idem.Key, RequestHash: idem.Hash,
-			Status: status, Body: body, Headers: headers, CreatedAt: now,
+			Owner: c.User, Key: idem.Key, RequestHash: idem.Hash, Response: idem.Response(inst), CreatedAt: now,
 		}
 	}
 	created, err := m.store.CreateInstance(ctx, p)
@@ -147,9 +146,7 @@ func (m *Manager) replay(rec store.IdempotencyRecord, idem *Idempotency) (Create
 	if rec.RequestHash != idem.Hash {
 		return CreateResult{}, fmt.Errorf("Idempotency-Key %q was first used with another request body: %w", idem.Key, ErrIdempotencyKey)
 	}
-	var inst container.Instance
-	_ = json.Unmarshal(rec.Body, &inst)
-	return CreateResult{Instance: inst, Replayed: &rec}, nil
+	return CreateResult{Replayed: rec.Response}, nil
 }
 
 // defaultName is "<template>-<last 8 of the id>", lower-cased and cut to a

@@ -6,14 +6,17 @@ import (
 	"strings"
 
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/store"
 )
 
 // Errors the HTTP layer maps to status codes. Store errors that are not
 // the caller's doing (store.ErrUnavailable and unknown ones) pass through.
+// ErrNotFound and ErrQueueFull are the store's own: one error each, whichever
+// layer names it.
 var (
-	ErrNotFound       = errors.New("not found")                 // 404; also another user's container
+	ErrNotFound       = store.ErrNotFound                       // 404; also another user's container
 	ErrForbidden      = errors.New("forbidden")                 // 403
-	ErrQueueFull      = errors.New("create queue full")         // 429
+	ErrQueueFull      = store.ErrQueueFull                      // 429
 	ErrVersion        = errors.New("version mismatch")          // 412
 	ErrIdempotencyKey = errors.New("idempotency key reused")    // 422
 	ErrWaitTimeout    = errors.New("wait timed out")            // 408

@@ -72,7 +72,7 @@ func (m *Manager) interruptMember(ctx context.Context, in container.Instance) (b
 			return true, nil
 		case errors.Is(err, store.ErrNotFound):
 			return false, nil
-		case errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries:
+		case errors.Is(err, store.ErrConflict) && attempt < MaxConflictRetries:
 			if in, err = m.store.GetInstance(ctx, in.ID); errors.Is(err, store.ErrNotFound) {
 				return false, nil
 			} else if err != nil {

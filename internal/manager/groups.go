@@ -233,7 +233,7 @@ func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in conta
 		case errors.Is(err, store.ErrNotFound):
 			act.Action = container.ActionAlreadyDeleting
 			return act, nil
-		case errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries:
+		case errors.Is(err, store.ErrConflict) && attempt < MaxConflictRetries:
 			if in, err = m.store.GetInstance(ctx, in.ID); errors.Is(err, store.ErrNotFound) {
 				return container.MemberAction{ID: act.ID, Name: act.Name, Status: act.Status, Action: container.ActionAlreadyDeleting}, nil
 			} else if err != nil {

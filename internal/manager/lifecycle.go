@@ -54,24 +54,22 @@ func (m *Manager) Delete(ctx context.Context, c identity.Caller, id string, ifMa
 	return m.request(ctx, c, id, ifMatch, requestID, deleteOp)
 }
 
-// maxConflictRetries bounds re-reads when a worker moves the instance
-// between our read and our write.
-const maxConflictRetries = 8
-
 func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifMatch *int64, requestID string, op lifecycleOp) (Result, error) {
-	for attempt := 0; ; attempt++ {
+	var res Result
+	err := retryOnConflict(func() error {
 		inst, err := m.Get(ctx, c, id)
 		if err != nil {
-			return Result{}, err
+			return err
 		}
 		if ifMatch != nil && *ifMatch != inst.Version {
-			return Result{}, fmt.Errorf("instance %s is at version %d, not %d: %w", id, inst.Version, *ifMatch, ErrVersion)
+			return fmt.Errorf("instance %s is at version %d, not %d: %w", id, inst.Version, *ifMatch, ErrVersion)
 		}
 		if op.noWork(inst.Status) {
-			return Result{Instance: inst}, nil
+			res = Result{Instance: inst}
+			return nil
 		}
 		if !fsm.Can(inst.Status, op.to) {
-			return Result{}, &StateError{Op: op.name, Current: inst.Status}
+			return &StateError{Op: op.name, Current: inst.Status}
 		}
 		now := m.now().UTC()
 		item := container.OutboxItem{
@@ -89,15 +87,20 @@ func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifM
 		case err == nil:
 			m.log.InfoContext(ctx, op.name+" accepted", "instance_id", id, "outbox_id", item.ID,
 				"request_id", requestID, "op", op.op, "from", inst.Status)
-			return Result{Instance: out, Enqueued: true}, nil
+			res = Result{Instance: out, Enqueued: true}
+			return nil
 		case errors.Is(err, store.ErrNotFound):
-			return Result{}, fmt.Errorf("container %s: %w", id, ErrNotFound)
+			return fmt.Errorf("container %s: %w", id, ErrNotFound)
 		case errors.Is(err, store.ErrConflict) && ifMatch != nil:
-			return Result{}, fmt.Errorf("instance %s changed: %w", id, ErrVersion)
-		case errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries:
-			continue // a worker moved it; decide again on fresh state
+			return fmt.Errorf("instance %s changed: %w", id, ErrVersion)
+		case errors.Is(err, store.ErrConflict):
+			return err // a worker moved it; decide again on fresh state
 		default:
-			return Result{}, fmt.Errorf("%s of %s: %w", op.name, id, err)
+			return fmt.Errorf("%s of %s: %w", op.name, id, err)
 		}
+	})
+	if errors.Is(err, store.ErrConflict) {
+		err = fmt.Errorf("%s of %s: %w", op.name, id, err)
 	}
+	return res, err
 }

@@ -1,7 +1,11 @@
-// Package manager is berth's ContainerManager (the seed's): it validates
-// user requests, writes each one as a single store call (instance change +
-// outbox item + event), and applies what the runtimes report (OnEvent)
-// through the FSM. HTTP handlers, workers and the reconciler all go through it.
+// Package manager is berth's ContainerManager: it validates user requests,
+// writes each one as a single store call (instance change + outbox item +
+// event), and applies what the runtimes report (OnEvent) through the FSM.
+// It is the one writer of instances: HTTP handlers call its requests, and
+// the workers and the reconciler make their changes through Advance, Remove
+// and Record, so every write retries lost races by one rule
+// (MaxConflictRetries) and wakes this process's waiters at once. They read
+// from the store directly.
 package manager
 
 import (
@@ -11,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/store"
@@ -29,18 +34,27 @@ type Options struct {
 	// the Docker hosts' allowed_bind_roots; each host checks its own again).
 	BindRoots []string
 	// WorkspaceRoot is where $WORKSPACE_PATH points: WorkspaceRoot/<user>.
+	// Defaults to config.DefaultWorkspaceRoot.
 	WorkspaceRoot string
 	// Clock and Logger default to time.Now and slog.Default.
 	Clock  func() time.Time
 	Logger *slog.Logger
 	// WaitPoll is the first poll interval of Wait (it backs off to 1 s).
+	// Defaults to DefaultWaitPoll.
 	WaitPoll time.Duration
 	// Metrics receives EMF metrics; nil discards them.
 	Metrics *metrics.Emitter
 	// Groups are the cleanup policies applied to group members; the zero
 	// value applies none.
 	Groups GroupPolicies
+	// OnCommit, if set, is called after every instance write made through
+	// the manager commits (the local server wakes its outbox watcher with
+	// it). It must not block.
+	OnCommit func(store.Commit)
 }
+
+// DefaultWaitPoll is Options.WaitPoll's default.
+const DefaultWaitPoll = 100 * time.Millisecond
 
 // Manager is the ContainerManager. It is safe for concurrent use.
 type Manager struct {
@@ -60,8 +74,15 @@ type Manager struct {
 // New returns a Manager.
 func New(o Options) *Manager {
 	ch := newChanges()
+	onCommit := o.OnCommit
+	hooked := store.Hooked{Store: o.Store, OnCommit: func(c store.Commit) {
+		ch.fire()
+		if onCommit != nil {
+			onCommit(c)
+		}
+	}}
 	m := &Manager{
-		changes: ch, store: signallingStore{Store: o.Store, changes: ch}, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
+		changes: ch, store: hooked, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups,
 	}
@@ -75,17 +96,13 @@ func New(o Options) *Manager {
 		m.runtimes = []string{container.RuntimeDocker}
 	}
 	if m.workspaceRoot == "" {
-		m.workspaceRoot = "/srv/berth/workspaces"
+		m.workspaceRoot = config.DefaultWorkspaceRoot
 	}
 	if m.waitPoll <= 0 {
-		m.waitPoll = 100 * time.Millisecond
+		m.waitPoll = DefaultWaitPoll
 	}
 	return m
 }
-
-// Store returns the manager's store, for the workers and the reconciler:
-// their writes through it wake this process's waiters at once.
-func (m *Manager) Store() store.Store { return m.store }
 
 // workspacePath is WorkspaceRoot/<user>, the user id made one path
 // element: kept as it is when it is letters, digits, '.', '_' and '-' only

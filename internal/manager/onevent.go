@@ -58,24 +58,23 @@ func (m *Manager) OnEvent(ctx context.Context, ob Observation) (Applied, error) 
 		ob.At = m.now()
 	}
 	ob.At = ob.At.UTC()
-	for attempt := 0; ; attempt++ {
+	var applied Applied
+	err := retryOnConflict(func() error {
 		inst, err := m.store.GetInstance(ctx, ob.InstanceID)
-		if errors.Is(err, store.ErrNotFound) {
-			m.log.InfoContext(ctx, "observation for a deleted instance", "instance_id", ob.InstanceID, "kind", ob.Kind)
-			return AppliedGone, nil
-		}
 		if err != nil {
-			return "", fmt.Errorf("on event %s of %s: %w", ob.Kind, ob.InstanceID, err)
+			return err
 		}
-		applied, err := m.applyObservation(ctx, inst, ob)
-		if errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries {
-			continue
-		}
-		if errors.Is(err, store.ErrNotFound) {
-			return AppliedGone, nil
-		}
-		return applied, err
+		applied, err = m.applyObservation(ctx, inst, ob)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		m.log.InfoContext(ctx, "observation for a deleted instance", "instance_id", ob.InstanceID, "kind", ob.Kind)
+		return AppliedGone, nil
 	}
+	if err != nil {
+		return "", fmt.Errorf("on event %s of %s: %w", ob.Kind, ob.InstanceID, err)
+	}
+	return applied, nil
 }
 
 func (m *Manager) applyObservation(ctx context.Context, inst container.Instance, ob Observation) (Applied, error) {

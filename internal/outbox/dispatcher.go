@@ -225,19 +225,13 @@ func (d *Dispatcher) sendBatch(ctx context.Context, b batch) (sent []string, fai
 	msgs := make([]queue.Outgoing, 0, len(b.items))
 	byID := make(map[string]container.OutboxItem, len(b.items))
 	for _, it := range b.items {
-		body, err := FromItem(it).Encode()
+		out, err := FromItem(it).Outgoing(it.ID, 0)
 		if err != nil {
-			failed[it.ID] = fmt.Errorf("outbox item %s: encode message: %w", it.ID, err)
+			failed[it.ID] = err
 			continue
 		}
 		byID[it.ID] = it
-		msgs = append(msgs, queue.Outgoing{
-			ID:   it.ID,
-			Body: body,
-			Attributes: map[string]string{
-				AttrOp: string(it.Op), AttrInstanceID: it.InstanceID, AttrRequestID: it.RequestID, AttrOutboxID: it.ID,
-			},
-		})
+		msgs = append(msgs, out)
 	}
 	if len(msgs) == 0 {
 		return nil, failed

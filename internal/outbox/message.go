@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/queue"
 )
 
 // Message is the body of a queue message: everything a worker needs to find
@@ -24,6 +25,48 @@ type Message struct {
 	// CommittedAt is when the outbox item was written; the worker measures
 	// dispatch latency from it.
 	CommittedAt time.Time `json:"committed_at"`
+	// Unavailable is set on a message the worker sent again because the
+	// runtime could not be reached; nil on the dispatcher's messages.
+	Unavailable *Unavailable `json:"unavailable,omitempty"`
+}
+
+// Unavailable is what a message re-sent during a runtime outage carries, so
+// the wait is bounded from its start and the attempts spent before it are
+// not forgotten. The worker re-sends instead of letting the queue redeliver
+// because a queue counts every delivery toward its dead-letter limit
+// (SQS maxReceiveCount), and an outage must not spend attempts.
+type Unavailable struct {
+	// Since is when the runtime was first found unavailable for this
+	// operation.
+	Since time.Time `json:"since"`
+	// Retries counts the re-sends so far (it drives the backoff).
+	Retries int `json:"retries"`
+	// PriorAttempts is how many attempts earlier messages of this
+	// operation had spent on real failures.
+	PriorAttempts int `json:"prior_attempts,omitempty"`
+}
+
+// PriorAttempts is how many attempts were spent before this message.
+func (m Message) PriorAttempts() int {
+	if m.Unavailable == nil {
+		return 0
+	}
+	return m.Unavailable.PriorAttempts
+}
+
+// Outgoing is the queue message carrying m, with the attributes every
+// berth message has, visible after delay.
+func (m Message) Outgoing(id string, delay time.Duration) (queue.Outgoing, error) {
+	body, err := m.Encode()
+	if err != nil {
+		return queue.Outgoing{}, fmt.Errorf("outbox item %s: encode message: %w", m.OutboxID, err)
+	}
+	return queue.Outgoing{
+		ID: id, Body: body, Delay: delay,
+		Attributes: map[string]string{
+			AttrOp: string(m.Op), AttrInstanceID: m.InstanceID, AttrRequestID: m.RequestID, AttrOutboxID: m.OutboxID,
+		},
+	}, nil
 }
 
 // FromItem builds the message for an outbox item.

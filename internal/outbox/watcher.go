@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/store"
 )
 
@@ -92,30 +91,11 @@ func (w *Watcher) pass(ctx context.Context, why string) {
 	}
 }
 
-// NotifyingStore wraps a store so that every committed write that adds an
-// outbox item (a create, or a transition carrying one) calls notify after
-// the commit: the local server wraps its store with the watcher's Notify and
-// hands the result to the manager.
-type NotifyingStore struct {
-	store.Store
-	Notify func()
-}
-
-// CreateInstance writes through and notifies on success.
-func (s NotifyingStore) CreateInstance(ctx context.Context, p store.CreateParams) (container.Instance, error) {
-	in, err := s.Store.CreateInstance(ctx, p)
-	if err == nil {
-		s.Notify()
+// Committed is a store.Hooked callback: it notifies the watcher of a
+// commit that added an outbox item. The local server passes it to the
+// manager (manager.Options.OnCommit).
+func (w *Watcher) Committed(c store.Commit) {
+	if c.Outbox {
+		w.Notify()
 	}
-	return in, err
-}
-
-// Transition writes through and notifies on success when it added an
-// outbox item.
-func (s NotifyingStore) Transition(ctx context.Context, p store.TransitionParams) (container.Instance, error) {
-	in, err := s.Store.Transition(ctx, p)
-	if err == nil && p.Outbox != nil {
-		s.Notify()
-	}
-	return in, err
 }

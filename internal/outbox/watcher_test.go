@@ -22,7 +22,7 @@ func startWatcher(t *testing.T, st store.Store, queues map[outbox.QueueName]queu
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return w, outbox.NotifyingStore{Store: st, Notify: w.Notify}
+	return w, store.Hooked{Store: st, OnCommit: w.Committed}
 }
 
 func TestWatcherDispatchesOnNotify(t *testing.T) {

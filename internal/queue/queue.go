@@ -18,7 +18,7 @@ type Outgoing struct {
 	// Attributes travel with the message (string values). Entries with an
 	// empty value are dropped by every implementation: SQS refuses them.
 	Attributes map[string]string
-	// Delay keeps the message invisible for this long (max 15 minutes).
+	// Delay keeps the message invisible for this long (at most MaxDelay).
 	Delay time.Duration
 }
 
@@ -77,3 +77,6 @@ func (e *BatchError) Error() string {
 
 // MaxBatch is the most messages Send takes at once (SQS's limit).
 const MaxBatch = 10
+
+// MaxDelay is the longest Outgoing.Delay (SQS's limit, 900 s).
+const MaxDelay = 15 * time.Minute

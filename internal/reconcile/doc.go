@@ -75,6 +75,15 @@
 // status made no progress for how long; failed → delete_pending lets the
 // user clean up. MaxRequeues < 0 fails at once.
 //
+// A stuck instance whose runtime does not answer in this pass (its node is
+// missing from a partial listing, or it has no node and some node is) is
+// left alone (Report.StuckRuntimeDown) for up to Options.UnavailableRetryFor
+// since its last change: the worker waits that long for an unreachable
+// runtime too, and neither a re-enqueue nor a failure helps a request the
+// runtime never refused. Once the runtime answers, the instance is
+// re-enqueued as above, which also redrives an operation whose message an
+// outage left in the dead-letter queue.
+//
 // # Orphans
 //
 // A container of the reconciler's scope whose instance id is not an active
@@ -83,4 +92,14 @@
 // looked up with GetInstance; ErrNotFound means its instance is gone and the
 // container is removed (runtime.Delete). Containers of stopped and failed
 // instances are kept: they are restartable or await the user's delete.
+//
+// # Terminal instances
+//
+// The same look-up brings terminal instances in line with a container that
+// runs although berth says it does not (started behind berth's back, or
+// while berth was down): a stopped instance is recorded as running through
+// OnEvent, since the FSM allows stopped → running; a failed one may not
+// run (failed → running is not allowed), so its container is stopped
+// (Options.StopGrace) and a ContainerReconciled event says so
+// (Report.TerminalStopped).
 package reconcile

@@ -115,7 +115,7 @@ func (r *rig) clock() time.Time { return time.Now().Add(time.Duration(r.offset.L
 func (r *rig) reconciler(opts ...func(*reconcile.Options)) *reconcile.Reconciler {
 	r.t.Helper()
 	o := reconcile.Options{
-		Manager: r.m, Runtimes: []runtime.Runtime{r.rt}, Scope: r.scope, Clock: r.clock,
+		Manager: r.m, Store: r.store, Runtimes: []runtime.Runtime{r.rt}, Scope: r.scope, Clock: r.clock,
 		Logger: slog.New(slog.NewJSONHandler(r.logs, nil)),
 	}
 	for _, f := range opts {

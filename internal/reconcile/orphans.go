@@ -14,7 +14,8 @@ import (
 // orphans removes the containers whose instance is gone: those not matched
 // to an active instance of this pass, older than OrphanGrace, whose
 // instance GetInstance does not find. Presence is never in doubt, so a
-// partial listing does not stop this step.
+// partial listing does not stop this step. The containers of terminal
+// instances it finds on the way are brought in line with them (terminal).
 func (r *Reconciler) orphans(ctx context.Context, log *slog.Logger, lists map[string]*listing, active map[string]bool, rep *Report) {
 	now := r.now()
 	budget := r.maxInstances
@@ -41,10 +42,13 @@ func (r *Reconciler) orphans(ctx context.Context, log *slog.Logger, lists map[st
 				return
 			}
 			budget--
-			_, err := r.st.GetInstance(ctx, id)
+			inst, err := r.st.GetInstance(ctx, id)
 			switch {
 			case err == nil:
 				known[id] = true // stopped, failed, or active beyond this pass's window
+				if inst.Status.Terminal() {
+					r.terminal(ctx, log.With("instance_id", id, "status", string(inst.Status)), l, inst, now, rep)
+				}
 				continue
 			case !errors.Is(err, store.ErrNotFound):
 				rep.fail(fmt.Errorf("looking up the instance of container %s: %w", runtime.ObjectName(id), err))

@@ -48,10 +48,41 @@ const (
 // policy counts them to bound re-enqueues.
 const RequeueMarker = "reconciler re-enqueued "
 
+// Manager is how the reconciler changes instances. Every instance write
+// goes through it (manager.Manager implements it), so there is one writer
+// of state with one conflict-retry rule (manager.MaxConflictRetries).
+type Manager interface {
+	// OnEvent applies what a runtime shows through the state loop.
+	OnEvent(ctx context.Context, ob manager.Observation) (manager.Applied, error)
+	// Advance makes one instance change decided on fresh state.
+	Advance(ctx context.Context, id string, decide manager.Decide) (container.Instance, error)
+	// Record appends an event without changing the instance.
+	Record(ctx context.Context, ev container.Event) error
+	// MemberCleanup is the group policy an instance moving to status to
+	// brings with it (an outbox item to write in the same transition, nil
+	// for none) and a note for its status_reason.
+	MemberCleanup(ctx context.Context, inst container.Instance, to fsm.Status, selfExit bool, exitCode *int) (*container.OutboxItem, string)
+}
+
+var _ Manager = (*manager.Manager)(nil)
+
+// Store is what the reconciler reads, and the admission counter's repair
+// (a recount, no instance write).
+type Store interface {
+	GetInstance(ctx context.Context, id string) (container.Instance, error)
+	ListActive(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error)
+	ListEvents(ctx context.Context, instanceID, cursor string, limit int) (store.Page[container.Event], error)
+	ListUndispatched(ctx context.Context, createdBefore time.Time, limit int) ([]container.OutboxItem, error)
+	RepairAdmission(ctx context.Context) (before, after int, err error)
+}
+
+var _ Store = (store.Store)(nil)
+
 // Options configure a Reconciler.
 type Options struct {
-	// Manager applies observations (OnEvent); its store is the reconciler's.
-	Manager *manager.Manager
+	// Manager writes instances; Store reads them. Both are required.
+	Manager Manager
+	Store   Store
 	// Runtimes are listed once each per pass. Instances of a runtime kind
 	// not given here are not synced (Report.Skipped); the stuck policy
 	// still applies to them.
@@ -79,6 +110,14 @@ type Options struct {
 	// episode before it is failed. Zero means DefaultMaxRequeues; negative
 	// means fail at once.
 	MaxRequeues int
+	// UnavailableRetryFor is how long the stuck policy leaves an instance
+	// whose runtime does not answer (container.unavailable_retry_for), as
+	// the worker waits for it. Defaults to config.DefaultUnavailableRetryFor.
+	UnavailableRetryFor time.Duration
+	// StopGrace is what stopping a failed instance's running container
+	// gives its process (container.stop_grace_period). Defaults to the
+	// config's default.
+	StopGrace time.Duration
 	// MaxInstances bounds the active instances one pass examines (and the
 	// orphan look-ups it makes); the next pass resumes where it stopped.
 	MaxInstances int
@@ -94,7 +133,7 @@ type Options struct {
 func TimeoutsFor(c config.Container) map[fsm.Status]time.Duration {
 	createTO := c.CreateStartTimeout
 	if createTO <= 0 {
-		createTO = 5 * time.Minute
+		createTO = config.DefaultCreateStartTimeout
 	}
 	conc := max(c.CreateQueueMaxConcurrency, 1)
 	waves := 1
@@ -137,11 +176,16 @@ type Report struct {
 	Exited         int `json:"exited"`          // → stopped or failed with the exit code
 	Destroyed      int `json:"destroyed"`       // → failed (or stopped, when stopping)
 	Rejected       int `json:"rejected"`        // OnEvent recorded TransitionRejected
+	// TerminalStopped: running containers of failed instances stopped.
+	TerminalStopped int `json:"terminal_stopped"`
 
 	// Stuck transient statuses.
 	Requeued           int `json:"requeued"`
 	FailedStuck        int `json:"failed_stuck"`
 	StuckLeftToSweeper int `json:"stuck_left_to_sweeper"`
+	// StuckRuntimeDown: stuck instances left alone because their runtime
+	// did not answer (re-enqueued once it does).
+	StuckRuntimeDown int `json:"stuck_runtime_down"`
 
 	// Orphans.
 	OrphansRemoved  int `json:"orphans_removed"`
@@ -168,7 +212,7 @@ type Report struct {
 
 // Actions is the number of changes the pass made.
 func (r Report) Actions() int {
-	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept
+	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.TerminalStopped + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept
 }
 
 func (r *Report) fail(err error) {
@@ -182,22 +226,24 @@ func (r *Report) fail(err error) {
 // of one Reconciler run one at a time, and passes of several (other
 // processes, other Lambda invocations) may overlap safely.
 type Reconciler struct {
-	m            *manager.Manager
-	st           store.Store
-	rts          map[string]runtime.Runtime
-	kinds        []string
-	scope        string
-	sweeper      Sweeper
-	staleAfter   time.Duration
-	absentGrace  time.Duration
-	orphanGrace  time.Duration
-	timeouts     map[fsm.Status]time.Duration
-	maxRequeues  int
-	maxInstances int
-	passTimeout  time.Duration
-	now          func() time.Time
-	log          *slog.Logger
-	metrics      *metrics.Emitter
+	m              Manager
+	st             Store
+	rts            map[string]runtime.Runtime
+	kinds          []string
+	scope          string
+	sweeper        Sweeper
+	staleAfter     time.Duration
+	absentGrace    time.Duration
+	orphanGrace    time.Duration
+	timeouts       map[fsm.Status]time.Duration
+	maxRequeues    int
+	unavailableFor time.Duration
+	stopGrace      time.Duration
+	maxInstances   int
+	passTimeout    time.Duration
+	now            func() time.Time
+	log            *slog.Logger
+	metrics        *metrics.Emitter
 
 	mu     sync.Mutex
 	cursor string // where the next pass resumes ListActive after a truncated one
@@ -205,13 +251,13 @@ type Reconciler struct {
 
 // New returns a Reconciler.
 func New(o Options) (*Reconciler, error) {
-	if o.Manager == nil {
-		return nil, errors.New("reconcile: no manager")
+	if o.Manager == nil || o.Store == nil {
+		return nil, errors.New("reconcile: Options.Manager and Options.Store are required")
 	}
 	r := &Reconciler{
-		m: o.Manager, st: o.Manager.Store(), rts: make(map[string]runtime.Runtime), scope: o.Scope,
+		m: o.Manager, st: o.Store, rts: make(map[string]runtime.Runtime), scope: o.Scope,
 		sweeper: o.Sweeper, staleAfter: o.OutboxStaleAfter, absentGrace: o.AbsentGrace, orphanGrace: o.OrphanGrace,
-		timeouts: o.Timeouts, maxRequeues: o.MaxRequeues, maxInstances: o.MaxInstances, passTimeout: o.PassTimeout,
+		timeouts: o.Timeouts, maxRequeues: o.MaxRequeues, unavailableFor: o.UnavailableRetryFor, stopGrace: o.StopGrace, maxInstances: o.MaxInstances, passTimeout: o.PassTimeout,
 		now: o.Clock, log: o.Logger, metrics: o.Metrics,
 	}
 	for _, rt := range o.Runtimes {
@@ -240,6 +286,12 @@ func New(o Options) (*Reconciler, error) {
 		r.maxRequeues = DefaultMaxRequeues
 	case r.maxRequeues < 0:
 		r.maxRequeues = 0
+	}
+	if r.stopGrace <= 0 {
+		r.stopGrace = def.StopGracePeriod
+	}
+	if r.unavailableFor <= 0 {
+		r.unavailableFor = config.DefaultUnavailableRetryFor
 	}
 	if r.maxInstances <= 0 {
 		r.maxInstances = DefaultMaxInstances
@@ -302,7 +354,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	r.emit(rep, time.Since(start))
 	attrs := []any{"duration_ms", rep.DurationMS, "instances", rep.Instances, "containers", rep.Containers,
 		"actions", rep.Actions(), "started", rep.Started, "node_backfilled", rep.NodeBackfilled, "exited", rep.Exited,
-		"destroyed", rep.Destroyed, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
+		"destroyed", rep.Destroyed, "terminal_stopped", rep.TerminalStopped, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
 		"orphans_removed", rep.OrphansRemoved, "outbox_swept", rep.OutboxSwept,
 		"admission_before", rep.AdmissionBefore, "admission_after", rep.AdmissionAfter,
 		"conflicts", rep.Conflicts, "errors", rep.Errors, "list_partial", rep.ListPartial, "truncated", rep.Truncated}
@@ -448,7 +500,7 @@ func (r *Reconciler) emit(rep Report, d time.Duration) {
 		n    int
 	}{
 		{"started", rep.Started}, {"node_backfilled", rep.NodeBackfilled}, {"exited", rep.Exited},
-		{"destroyed", rep.Destroyed}, {"requeued", rep.Requeued}, {"failed_stuck", rep.FailedStuck},
+		{"destroyed", rep.Destroyed}, {"terminal_stopped", rep.TerminalStopped}, {"requeued", rep.Requeued}, {"failed_stuck", rep.FailedStuck},
 		{"orphan_removed", rep.OrphansRemoved}, {"outbox_swept", rep.OutboxSwept}, {"conflict", rep.Conflicts},
 	} {
 		if a.n > 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/store"
 )
 
@@ -29,18 +30,24 @@ func opFor(s fsm.Status) (container.Op, string, bool) {
 	return "", "", false
 }
 
+// stuckFor reports the instance's stuck timeout and whether it is past it
+// in a status the policy handles.
+func (r *Reconciler) stuckFor(inst container.Instance, age time.Duration) (time.Duration, bool) {
+	timeout, ok := r.timeouts[inst.Status]
+	if _, _, handled := opFor(inst.Status); !ok || !handled || age < timeout {
+		return timeout, false
+	}
+	return timeout, true
+}
+
 // stuck applies the stuck policy (package documentation) to an instance the
 // sync left as it was.
 func (r *Reconciler) stuck(ctx context.Context, log *slog.Logger, inst container.Instance, now time.Time, age time.Duration,
 	undispatched map[string]bool, undispatchedOK bool, rep *Report) {
-	timeout, ok := r.timeouts[inst.Status]
-	if !ok || age < timeout {
+	if _, stuck := r.stuckFor(inst, age); !stuck {
 		return
 	}
-	op, evType, ok := opFor(inst.Status)
-	if !ok {
-		return
-	}
+	op, evType, _ := opFor(inst.Status)
 	if !undispatchedOK {
 		return // cannot tell whether the sweeper has it
 	}
@@ -102,12 +109,12 @@ func (r *Reconciler) requeue(ctx context.Context, log *slog.Logger, inst contain
 		ID: container.NewID(), InstanceID: inst.ID, Op: op, InstanceVersion: inst.Version + 1,
 		RequestID: "reconcile-" + rep.PassID, State: container.OutboxPending, CreatedAt: at, UpdatedAt: at,
 	}
-	_, err := r.st.Transition(ctx, store.TransitionParams{
-		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: inst.Status,
+	_, err := r.m.Advance(ctx, inst.ID, asListed(inst, store.TransitionParams{
+		To:     inst.Status,
 		Update: func(i *container.Instance) { i.StatusReason = msg },
 		Outbox: &item,
 		Event:  &container.Event{Type: evType, From: inst.Status, To: inst.Status, At: at, Message: msg, Actor: container.ActorSystem},
-	})
+	}))
 	if r.written(ctx, log, inst, err, rep) {
 		rep.Requeued++
 		log.WarnContext(ctx, "stuck instance re-enqueued", "outbox_id", item.ID, "request_id", item.RequestID,
@@ -128,8 +135,8 @@ func (r *Reconciler) failStuck(ctx context.Context, log *slog.Logger, inst conta
 	if note != "" {
 		reason += " (" + note + ")"
 	}
-	_, err := r.st.Transition(ctx, store.TransitionParams{
-		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: fsm.Failed,
+	_, err := r.m.Advance(ctx, inst.ID, asListed(inst, store.TransitionParams{
+		To:     fsm.Failed,
 		Outbox: cleanup,
 		Update: func(i *container.Instance) {
 			i.StatusReason = reason
@@ -137,10 +144,25 @@ func (r *Reconciler) failStuck(ctx context.Context, log *slog.Logger, inst conta
 		},
 		Event: &container.Event{Type: container.EventFailed, From: inst.Status, To: fsm.Failed, At: at, Message: reason,
 			Actor: container.ActorSystem},
-	})
+	}))
 	if r.written(ctx, log, inst, err, rep) {
 		rep.FailedStuck++
 		log.WarnContext(ctx, "stuck instance failed", "reason", reason)
+	}
+}
+
+// errMoved: the instance is no longer at the version the pass listed, so
+// the decision taken on that version no longer holds.
+var errMoved = errors.New("instance moved since it was listed")
+
+// asListed decides p only while the instance is still at the listed
+// version: the reconciler's writes are decided on what it listed.
+func asListed(listed container.Instance, p store.TransitionParams) manager.Decide {
+	return func(cur container.Instance) (*store.TransitionParams, error) {
+		if cur.Version != listed.Version {
+			return nil, errMoved
+		}
+		return &p, nil
 	}
 }
 
@@ -149,7 +171,7 @@ func (r *Reconciler) written(ctx context.Context, log *slog.Logger, inst contain
 	switch {
 	case err == nil:
 		return true
-	case errors.Is(err, store.ErrConflict):
+	case errors.Is(err, store.ErrConflict), errors.Is(err, errMoved):
 		rep.Conflicts++
 		log.InfoContext(ctx, "instance moved since it was listed; skipped this pass", "listed_version", inst.Version)
 	case errors.Is(err, store.ErrNotFound):

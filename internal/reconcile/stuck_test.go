@@ -132,7 +132,7 @@ func newWorker(t *testing.T, r *rig) *worker.Worker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return worker.New(worker.Options{Manager: r.m, Runtimes: res, StopGrace: time.Second, StablePoll: 20 * time.Millisecond,
+	return worker.New(worker.Options{Manager: r.m, Store: r.store, Runtimes: res, StopGrace: time.Second, StablePoll: 20 * time.Millisecond,
 		CreateStartTimeout: 30 * time.Second, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 }
 

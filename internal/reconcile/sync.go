@@ -21,6 +21,33 @@ type listing struct {
 	unlabelled []runtime.State // berth-managed but without an instance id
 	// complete: every node answered, so absence means absence.
 	complete bool
+	// down names the nodes that did not answer (when the error said).
+	down map[string]bool
+}
+
+// unreachable reports whether the instance's runtime could not be reached
+// in this pass: its node did not answer, or some node did not and the
+// instance has none recorded (it may be on, or bound for, that one).
+func (l *listing) unreachable(inst container.Instance) bool {
+	if l.complete {
+		return false
+	}
+	return inst.RuntimeNodeName == "" || len(l.down) == 0 || l.down[inst.RuntimeNodeName]
+}
+
+// downNodes collects the nodes named by the runtime errors in err's tree.
+func downNodes(err error, into map[string]bool) {
+	if re, ok := err.(*runtime.Error); ok && re.Node != "" {
+		into[re.Node] = true
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			downNodes(inner, into)
+		}
+	case interface{ Unwrap() error }:
+		downNodes(e.Unwrap(), into)
+	}
 }
 
 // listRuntimes lists every runtime once.
@@ -29,8 +56,9 @@ func (r *Reconciler) listRuntimes(ctx context.Context, log *slog.Logger, rep *Re
 	for _, kind := range r.kinds {
 		rt := r.rts[kind]
 		states, err := rt.List(ctx)
-		l := &listing{rt: rt, byInstance: make(map[string][]runtime.State), complete: err == nil}
+		l := &listing{rt: rt, byInstance: make(map[string][]runtime.State), complete: err == nil, down: map[string]bool{}}
 		if err != nil {
+			downNodes(err, l.down)
 			rep.ListPartial = true
 			log.WarnContext(ctx, "runtime listing is partial; no absence is acted on", "op", "list", "runtime", kind,
 				"error", err, "containers", len(states))
@@ -172,6 +200,17 @@ func (r *Reconciler) instance(ctx context.Context, log *slog.Logger, inst contai
 	}
 	if v != noChange {
 		r.observe(ctx, log, inst, l.rt, st, v, now, rep)
+		return
+	}
+	if l.unreachable(inst) && age < r.unavailableFor {
+		// Whatever was asked waits for the runtime; re-enqueuing would
+		// only add work that cannot run, and failing would give up on a
+		// request the runtime never refused. Once it answers, a stuck
+		// instance is re-enqueued (which also redrives a message the
+		// outage sent to the dead-letter queue).
+		if _, stuck := r.stuckFor(inst, age); stuck {
+			rep.StuckRuntimeDown++
+		}
 		return
 	}
 	r.stuck(ctx, log, inst, now, age, undispatched, undispatchedOK, rep)

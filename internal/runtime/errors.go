@@ -6,16 +6,28 @@ import (
 	"fmt"
 )
 
-// The four kinds of failure callers tell apart. Match them with errors.Is.
+// The five kinds of failure callers tell apart. Match them with errors.Is.
+//
+// ErrUnavailable and ErrFailed are both worth retrying, but not alike: an
+// unavailable runtime says nothing about the request (it never got to
+// judge it), so the request waits for the runtime for as long as it can
+// still matter and no attempt is spent; a runtime that answered with a
+// failure may be refusing this very request, so its retries are bounded.
 var (
 	// ErrNotFound: the object (or the node named) does not exist.
 	ErrNotFound = errors.New("not found")
 	// ErrConflict: the name is taken by an object that is not this
 	// instance's, or the object is in a state that forbids the call.
 	ErrConflict = errors.New("conflict")
-	// ErrUnavailable: the runtime or a node did not answer, was full, or
-	// failed in a way that may pass: retry with backoff.
+	// ErrUnavailable: the runtime or a node could not take the request at
+	// all: unreachable, connection refused, timed out, overloaded, full, or
+	// failing in itself (an engine 500 that is not about the spec). Retry
+	// with backoff without spending an attempt.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrFailed: a failure that may or may not pass and may be the
+	// request's own (one the runtime's client could not type): retry with
+	// backoff a bounded number of times.
+	ErrFailed = errors.New("failed")
 	// ErrInvalid: the request can never succeed as given (a bad spec, an
 	// image that is absent under pull policy Never, a bind mount outside
 	// the allowed roots): do not retry; fail the instance.
@@ -25,7 +37,7 @@ var (
 // Error is a runtime failure with its kind and context. Messages carry the
 // operation, instance and node, never environment values.
 type Error struct {
-	Kind     error  // ErrNotFound, ErrConflict, ErrUnavailable or ErrInvalid
+	Kind     error  // ErrNotFound, ErrConflict, ErrUnavailable, ErrFailed or ErrInvalid
 	Op       string // "create", "start", …
 	Instance string
 	Node     string
@@ -78,9 +90,10 @@ func IsUnavailable(err error) bool { return errors.Is(err, ErrUnavailable) }
 // IsInvalid reports whether err is ErrInvalid.
 func IsInvalid(err error) bool { return errors.Is(err, ErrInvalid) }
 
-// Retryable reports whether the same call may succeed later: unavailable
-// and unclassified errors are; invalid, conflict and not-found are not (they
-// need a different request), and neither is a cancelled context.
+// Retryable reports whether the same call may succeed later: unavailable,
+// failed and unclassified errors are; invalid, conflict and not-found are
+// not (they need a different request), and neither is a cancelled context.
+// Only IsUnavailable errors may be retried without bound on attempts.
 func Retryable(err error) bool {
 	switch {
 	case err == nil:

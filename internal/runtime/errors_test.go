@@ -21,6 +21,7 @@ func TestErrorKinds(t *testing.T) {
 		{"not found", runtime.NewError(runtime.ErrNotFound, "start", "i1", "h1", cause), runtime.ErrNotFound, false},
 		{"conflict", runtime.NewError(runtime.ErrConflict, "create", "i1", "h1", cause), runtime.ErrConflict, false},
 		{"unavailable", runtime.NewError(runtime.ErrUnavailable, "create", "i1", "h1", cause), runtime.ErrUnavailable, true},
+		{"failed", runtime.NewError(runtime.ErrFailed, "create", "i1", "h1", cause), runtime.ErrFailed, true},
 		{"invalid", runtime.NewError(runtime.ErrInvalid, "create", "i1", "h1", cause), runtime.ErrInvalid, false},
 		{"wrapped again", fmt.Errorf("worker: %w", runtime.NewError(runtime.ErrInvalid, "create", "i1", "", nil)), runtime.ErrInvalid, false},
 		{"unclassified", cause, nil, true},

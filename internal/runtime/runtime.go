@@ -29,9 +29,11 @@ import (
 //     instance's runtime_node_name. A Ref without a node (one never
 //     recorded) is looked up on every node.
 //   - Typed errors. Failures match one of ErrNotFound, ErrConflict,
-//     ErrUnavailable (retry with backoff) or ErrInvalid (can never succeed as
-//     asked: do not retry) with errors.Is; an error matching none of them is
-//     to be treated as unavailable (see Retryable).
+//     ErrUnavailable (the runtime could not take the request: wait for it),
+//     ErrFailed (it answered with a failure that may pass: retry a bounded
+//     number of times) or ErrInvalid (can never succeed as asked: do not
+//     retry) with errors.Is; an error matching none of them is to be treated
+//     as ErrFailed (see Retryable).
 //   - Secrets stay secret. The values of Spec.Env never appear in errors or
 //     logs.
 //   - Safe for concurrent use by many workers.

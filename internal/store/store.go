@@ -4,7 +4,8 @@
 //
 // Every method is atomic: it commits all of its writes or none. Errors the
 // caller can act on are matchable with errors.Is: ErrNotFound, ErrConflict,
-// ErrAlreadyExists, ErrQueueFull and fsm.ErrInvalidTransition. Anything else
+// ErrAlreadyExists, ErrQueueFull, ErrInvalidParams and
+// fsm.ErrInvalidTransition. Anything else
 // means the store could not be reached or failed; callers may retry it.
 package store
 
@@ -36,8 +37,36 @@ var (
 // instance is deleted.
 const EventRetention = 7 * 24 * time.Hour
 
-// OutboxRetention is how long done outbox items are kept before they expire.
+// OutboxRetention is how long finished outbox items (done or failed) are
+// kept before they expire. A failed item's reason stays on its instance
+// (status_reason and the event history), so the item itself is only
+// bookkeeping.
 const OutboxRetention = 24 * time.Hour
+
+// OutboxMaxAge bounds the life of every outbox item from its creation,
+// finished or not: an item nothing finished in that long is work that was
+// lost and replaced (the reconciler re-enqueues a stuck instance with a
+// fresh item) or whose instance is gone. It is longer than any operation
+// may wait for its runtime (config.MaxUnavailableRetryFor).
+const OutboxMaxAge = 30 * 24 * time.Hour
+
+// OutboxExpiresAt is when an outbox item expires: OutboxRetention after it
+// finished, and OutboxMaxAge after its creation at the latest. Both
+// backends hide expired items from reads before they are removed.
+func OutboxExpiresAt(ob container.OutboxItem) time.Time {
+	last := ob.CreatedAt.Add(OutboxMaxAge)
+	if ob.State == container.OutboxDone || ob.State == container.OutboxFailed {
+		if done := ob.UpdatedAt.Add(OutboxRetention); done.Before(last) {
+			return done
+		}
+	}
+	return last
+}
+
+// OutboxExpired reports whether ob has expired at now.
+func OutboxExpired(ob container.OutboxItem, now time.Time) bool {
+	return !now.Before(OutboxExpiresAt(ob))
+}
 
 // IdempotencyRetention is how long an idempotency record answers repeats.
 const IdempotencyRetention = 24 * time.Hour
@@ -54,10 +83,11 @@ type Store interface {
 
 // CreateParams is everything a create writes in one transaction.
 type CreateParams struct {
-	// Instance must have an ID, Status pending, Version 1 and EventSeq 0.
+	// Instance must have an ID, Status pending (or empty) and Version 1
+	// (or 0); the store sets EventSeq to 1 (PrepareCreate is the rule).
 	Instance container.Instance
 	// Outbox is the create request; its InstanceID and InstanceVersion must
-	// match the instance.
+	// match the instance, or be empty to be filled in from it.
 	Outbox container.OutboxItem
 	// Event is the instance's first event; the store sets Seq to 1.
 	Event container.Event
@@ -83,7 +113,9 @@ type TransitionParams struct {
 	// write. It receives a copy of the stored instance with Status already
 	// set to To; it must not change ID, Owner, Version or EventSeq.
 	Update func(*container.Instance)
-	// Outbox, if set, is written in the same transaction.
+	// Outbox, if set, is written in the same transaction. It is for the
+	// instance as the write leaves it: its InstanceID and InstanceVersion
+	// are ID and ExpectVersion+1, or empty to be filled in (PrepareOutbox).
 	Outbox *container.OutboxItem
 	// Event, if set, is appended in the same transaction (Seq is assigned).
 	Event *container.Event
@@ -222,13 +254,13 @@ type TemplateStore interface {
 
 // IdempotencyRecord remembers the first response to an (owner, key) request.
 type IdempotencyRecord struct {
-	Owner       string            `json:"owner"`
-	Key         string            `json:"key"`
-	RequestHash string            `json:"request_hash"`
-	Status      int               `json:"status"`
-	Body        []byte            `json:"body"`
-	Headers     map[string]string `json:"headers,omitempty"`
-	CreatedAt   time.Time         `json:"created_at"`
+	Owner       string `json:"owner"`
+	Key         string `json:"key"`
+	RequestHash string `json:"request_hash"`
+	// Response is the first response as its maker (the HTTP layer)
+	// encoded it; the store keeps the bytes and does not read them.
+	Response  []byte    `json:"response"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // IdempotencyStore keeps idempotency records for IdempotencyRetention.

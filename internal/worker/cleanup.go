@@ -9,6 +9,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
@@ -93,14 +94,22 @@ func (w *Worker) cleanup(ctx context.Context, log *slog.Logger, msg outbox.Messa
 				return err
 			}
 		}
-		_, err = w.store.Transition(ctx, cleanupWrite(inst, step, msg, w.now().UTC()))
+		// The step (and a halt) was decided on this version: written through
+		// the manager only while the member is still at it, else decided again.
+		p := cleanupWrite(inst, step, msg, w.now().UTC())
+		_, err = w.m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
+			if cur.Version != inst.Version {
+				return nil, errMemberMoved
+			}
+			return &p, nil
+		})
 		switch {
 		case err == nil:
 			log.InfoContext(ctx, "group policy applied", "from", inst.Status, "step", stepName[step])
 			return nil
 		case errors.Is(err, store.ErrNotFound):
 			return stale("member deleted meanwhile")
-		case errors.Is(err, store.ErrConflict) && conflicts < 8:
+		case (errors.Is(err, store.ErrConflict) || errors.Is(err, errMemberMoved)) && conflicts < manager.MaxConflictRetries:
 			conflicts++
 			continue
 		default:
@@ -108,6 +117,9 @@ func (w *Worker) cleanup(ctx context.Context, log *slog.Logger, msg outbox.Messa
 		}
 	}
 }
+
+// errMemberMoved: the member changed after the step was decided.
+var errMemberMoved = errors.New("member moved since the cleanup step was decided")
 
 var stepName = map[cleanupStep]string{stepStop: "stop", stepDelete: "delete", stepCancel: "cancel", stepHalt: "halt"}
 

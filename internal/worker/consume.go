@@ -62,6 +62,9 @@ func (w *Worker) Consume(ctx context.Context, q queue.Queue, concurrency int) er
 // create keeps its slot until stable), bounded by the create start timeout.
 func (w *Worker) handle(ctx context.Context, q queue.Queue, d queue.Delivery) {
 	res := w.Process(ctx, d)
+	if res.Requeue != nil && w.requeue(ctx, q, d, *res.Requeue) {
+		res.Ack = true
+	}
 	var err error
 	if res.Ack {
 		err = q.Ack(ctx, d)
@@ -73,4 +76,19 @@ func (w *Worker) handle(ctx context.Context, q queue.Queue, d queue.Delivery) {
 		// idempotent.
 		w.log.WarnContext(ctx, "settling message", "message_id", d.MessageID, "ack", res.Ack, "error", err)
 	}
+}
+
+// sender sends messages to the queue a delivery came from.
+type sender interface {
+	Send(ctx context.Context, msgs []queue.Outgoing) error
+}
+
+// requeue sends a Result's fresh message and reports whether it went out;
+// when it did not, the caller hands the delivery back instead.
+func (w *Worker) requeue(ctx context.Context, q sender, d queue.Delivery, out queue.Outgoing) bool {
+	if err := q.Send(ctx, []queue.Outgoing{out}); err != nil {
+		w.log.WarnContext(ctx, "re-sending a message; handing it back instead", "message_id", d.MessageID, "error", err)
+		return false
+	}
+	return true
 }

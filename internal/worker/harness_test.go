@@ -33,8 +33,16 @@ var alice = identity.Caller{User: "alice"}
 type faults struct {
 	runtime.Runtime
 	createFails atomic.Int32 // fail this many Creates with ErrUnavailable
-	startFails  atomic.Int32 // fail this many Starts after they succeeded (a crash before the status write)
-	alwaysFail  atomic.Bool  // every Create fails with ErrUnavailable
+	startFails  atomic.Int32 // fail this many Starts with ErrFailed after they succeeded (a crash before the status write)
+	alwaysFail  atomic.Bool  // every Create fails with ErrFailed (an engine that answers 500)
+	// down makes every call fail with ErrUnavailable, as an unreachable
+	// engine does; downCalls counts the calls it refused.
+	down      atomic.Bool
+	downCalls atomic.Int32
+	// upAfter, when positive, ends the outage at the upAfter-th refused
+	// call and closes up.
+	upAfter int32
+	up      chan struct{}
 	// slowStable makes Inspect report "created" for this long after Start,
 	// like an image whose process takes a while to come up.
 	slowStable time.Duration
@@ -48,9 +56,52 @@ type faults struct {
 	stable    map[string]bool
 }
 
+// unreachable is the error of a call made while the engine is down.
+func (f *faults) unreachable(op, id string) error {
+	if !f.down.Load() {
+		return nil
+	}
+	if n := f.downCalls.Add(1); n == f.upAfter {
+		f.down.Store(false)
+		close(f.up)
+	}
+	return runtime.Errorf(runtime.ErrUnavailable, op, id, "local", "injected: connection refused")
+}
+
+func (f *faults) Place(ctx context.Context, inst container.Instance) (string, error) {
+	if err := f.unreachable("place", inst.ID); err != nil {
+		return "", err
+	}
+	return f.Runtime.Place(ctx, inst)
+}
+
+func (f *faults) Stop(ctx context.Context, ref runtime.Ref, grace time.Duration) error {
+	if err := f.unreachable("stop", ref.InstanceID); err != nil {
+		return err
+	}
+	return f.Runtime.Stop(ctx, ref, grace)
+}
+
+func (f *faults) Delete(ctx context.Context, ref runtime.Ref) error {
+	if err := f.unreachable("delete", ref.InstanceID); err != nil {
+		return err
+	}
+	return f.Runtime.Delete(ctx, ref)
+}
+
+func (f *faults) List(ctx context.Context) ([]runtime.State, error) {
+	if err := f.unreachable("list", ""); err != nil {
+		return nil, err
+	}
+	return f.Runtime.List(ctx)
+}
+
 func (f *faults) Create(ctx context.Context, inst container.Instance) (runtime.Ref, error) {
+	if err := f.unreachable("create", inst.ID); err != nil {
+		return runtime.Ref{}, err
+	}
 	if f.alwaysFail.Load() {
-		return runtime.Ref{}, runtime.Errorf(runtime.ErrUnavailable, "create", inst.ID, "", "injected: engine unavailable")
+		return runtime.Ref{}, runtime.Errorf(runtime.ErrFailed, "create", inst.ID, "", "injected: engine error")
 	}
 	if f.createFails.Add(-1) >= 0 {
 		return runtime.Ref{}, runtime.Errorf(runtime.ErrUnavailable, "create", inst.ID, "", "injected: engine unavailable")
@@ -75,6 +126,9 @@ func (f *faults) Create(ctx context.Context, inst container.Instance) (runtime.R
 }
 
 func (f *faults) Start(ctx context.Context, ref runtime.Ref) error {
+	if err := f.unreachable("start", ref.InstanceID); err != nil {
+		return err
+	}
 	err := f.Runtime.Start(ctx, ref)
 	if err == nil {
 		f.mu.Lock()
@@ -83,13 +137,16 @@ func (f *faults) Start(ctx context.Context, ref runtime.Ref) error {
 		}
 		f.mu.Unlock()
 		if f.startFails.Add(-1) >= 0 {
-			return runtime.Errorf(runtime.ErrUnavailable, "start", ref.InstanceID, ref.Node, "injected: crash after start")
+			return runtime.Errorf(runtime.ErrFailed, "start", ref.InstanceID, ref.Node, "injected: crash after start")
 		}
 	}
 	return err
 }
 
 func (f *faults) Inspect(ctx context.Context, ref runtime.Ref) (runtime.State, error) {
+	if err := f.unreachable("inspect", ref.InstanceID); err != nil {
+		return runtime.State{}, err
+	}
 	st, err := f.Runtime.Inspect(ctx, ref)
 	if err != nil {
 		return st, err
@@ -141,7 +198,7 @@ func newRigWith(t *testing.T, b teststores.Backend, slots int, groups manager.Gr
 	if slots > 0 {
 		r.slots = worker.NewSlots(slots)
 	}
-	r.w = worker.New(worker.Options{Manager: m, Runtimes: res, CreateSlots: r.slots, Logger: logger,
+	r.w = worker.New(worker.Options{Manager: m, Store: s, Runtimes: res, CreateSlots: r.slots, Logger: logger,
 		MaxAttempts: 5, StopGrace: time.Second, StablePoll: 20 * time.Millisecond, CreateStartTimeout: 30 * time.Second,
 		Backoff: func(int) time.Duration { return 50 * time.Millisecond }})
 	// The state loop, as the local server runs it: runtime events → OnEvent.

@@ -20,35 +20,27 @@ import (
 // in progress (a redelivery after a crash). Any other status means the
 // operation no longer applies. node, when set, is recorded with the move.
 func (w *Worker) claim(ctx context.Context, id string, requested, inProgress fsm.Status, evType string, node string) (container.Instance, error) {
-	for i := 0; ; i++ {
-		inst, err := w.store.GetInstance(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return inst, stale("instance %s no longer exists", id)
-		}
-		if err != nil {
-			return inst, fmt.Errorf("reading instance: %w", err)
-		}
+	inst, err := w.m.Advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
 		switch inst.Status {
 		case inProgress:
-			return inst, nil
+			return nil, nil
 		case requested:
 		default:
-			return inst, stale("instance is %s, not %s", inst.Status, requested)
+			return nil, stale("instance is %s, not %s", inst.Status, requested)
 		}
-		out, err := w.store.Transition(ctx, store.TransitionParams{
-			ID: id, ExpectVersion: inst.Version, From: requested, To: inProgress,
+		return &store.TransitionParams{To: inProgress,
 			Update: func(in *container.Instance) {
 				if node != "" {
 					in.RuntimeNodeName = node
 				}
 			},
 			Event: &container.Event{Type: evType, From: requested, To: inProgress, At: w.now().UTC(), Actor: container.ActorSystem},
-		})
-		if errors.Is(err, store.ErrConflict) && i < 8 {
-			continue
-		}
-		return out, err
+		}, nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return inst, stale("instance %s no longer exists", id)
 	}
+	return inst, err
 }
 
 func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
@@ -87,12 +79,17 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 		return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
 	}
 	if ref.RuntimeID != inst.RuntimeID || ref.Node != inst.RuntimeNodeName {
-		// Informational (calls address the container by name), so a lost
-		// race here only matters if the instance is going away.
-		if _, err := w.store.Transition(ctx, store.TransitionParams{ID: inst.ID, ExpectVersion: inst.Version,
-			From: fsm.Creating, To: fsm.Creating, Update: func(in *container.Instance) {
+		// Informational (calls address the container by name), so an
+		// instance that left creating only matters if it is going away.
+		_, err := w.m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
+			if cur.Status != fsm.Creating {
+				return nil, errNotCreating
+			}
+			return &store.TransitionParams{To: fsm.Creating, Update: func(in *container.Instance) {
 				in.RuntimeID, in.RuntimeNodeName = ref.RuntimeID, ref.Node
-			}}); err != nil {
+			}}, nil
+		})
+		if err != nil {
 			if gone := w.checkStillWanted(ctx, log, rt, inst.ID); gone != nil {
 				return gone
 			}
@@ -160,30 +157,23 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message)
 	if st, err := rt.Inspect(ctx, ref); err == nil {
 		exit = st.ExitCode
 	}
-	for i := 0; ; i++ {
-		_, err := w.store.Transition(ctx, store.TransitionParams{
-			ID: inst.ID, ExpectVersion: inst.Version, From: fsm.Stopping, To: fsm.Stopped,
+	_, err = w.m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
+		if cur.Status != fsm.Stopping {
+			return nil, nil // the state loop recorded the exit first
+		}
+		return &store.TransitionParams{To: fsm.Stopped,
 			Update: func(in *container.Instance) {
 				now := w.now().UTC()
 				in.FinishedAt, in.ExitCode, in.StatusReason = &now, exit, "stopped on request"
 			},
 			Event:            &container.Event{Type: container.EventStopped, From: fsm.Stopping, To: fsm.Stopped, At: w.now().UTC(), ExitCode: exit, Actor: container.ActorSystem},
 			CompleteOutboxID: msg.OutboxID,
-		})
-		if !errors.Is(err, store.ErrConflict) || i >= 8 {
-			if errors.Is(err, store.ErrNotFound) {
-				return stale("instance deleted while stopping")
-			}
-			return err
-		}
-		// The state loop may have recorded the exit first.
-		if inst, err = w.store.GetInstance(ctx, inst.ID); err != nil {
-			return err
-		}
-		if inst.Status != fsm.Stopping {
-			return nil
-		}
+		}, nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return stale("instance deleted while stopping")
 	}
+	return err
 }
 
 func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
@@ -204,35 +194,29 @@ func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if err := rt.Delete(ctx, runtime.RefOf(inst)); err != nil {
 		return err
 	}
-	for i := 0; ; i++ {
-		err := w.store.DeleteInstance(ctx, store.DeleteParams{
-			ID: inst.ID, ExpectVersion: inst.Version,
+	err = w.m.Remove(ctx, inst.ID, func(cur container.Instance) (*store.DeleteParams, error) {
+		if cur.Status != fsm.Deleting {
+			return nil, stale("instance moved to %s while deleting", cur.Status)
+		}
+		return &store.DeleteParams{
 			Event:            container.Event{Type: container.EventDeleted, From: fsm.Deleting, At: w.now().UTC(), Message: "container and instance removed", Actor: container.ActorSystem},
 			CompleteOutboxID: msg.OutboxID,
-		})
-		switch {
-		case err == nil, errors.Is(err, store.ErrNotFound):
-			return nil
-		case errors.Is(err, store.ErrConflict) && i < 8:
-			if inst, err = w.store.GetInstance(ctx, inst.ID); err != nil {
-				if errors.Is(err, store.ErrNotFound) {
-					return nil
-				}
-				return err
-			}
-			if inst.Status != fsm.Deleting {
-				return stale("instance moved to %s while deleting", inst.Status)
-			}
-		default:
-			return err
-		}
+		}, nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
 	}
+	return err
 }
 
 func (w *Worker) instanceGone(ctx context.Context, id string) error {
 	_, err := w.store.GetInstance(ctx, id)
 	return err
 }
+
+// errNotCreating: the instance left creating while its create recorded
+// where the container is.
+var errNotCreating = errors.New("instance is no longer creating")
 
 // waitStable polls the container until it runs or has ended, or until the
 // deadline: then it is a permanent failure (the slot is released). When
@@ -270,7 +254,7 @@ func (w *Worker) waitStable(ctx context.Context, rt runtime.Runtime, ref runtime
 			return st, ctx.Err()
 		case <-time.After(wait):
 		}
-		poll = min(poll*2, 2*time.Second)
+		poll = min(poll*2, maxStablePoll)
 	}
 }
 

@@ -23,6 +23,12 @@ type Result struct {
 	// Reason is why (for logs and tests): "done", "stale: …", "retry: …",
 	// "failed: …".
 	Reason string
+	// Requeue, when set, replaces the redelivery: the caller sends this
+	// fresh message (it carries its own delay) and then acknowledges the
+	// delivery, so that a wait for an unavailable runtime does not count
+	// toward the queue's dead-letter limit. Should the send fail, the
+	// caller hands the delivery back after Delay instead.
+	Requeue *queue.Outgoing
 }
 
 func ack(reason string) Result { return Result{Ack: true, Reason: reason} }
@@ -56,7 +62,7 @@ func (w *Worker) Process(ctx context.Context, d queue.Delivery) Result {
 	if d.ReceiveCount == 1 && !msg.CommittedAt.IsZero() {
 		w.metrics.Duration("DispatchLatency", w.now().Sub(msg.CommittedAt), "Op", string(msg.Op), "Stage", "worker")
 	}
-	attempt := max(d.ReceiveCount, 1)
+	attempt := max(d.ReceiveCount, 1) + msg.PriorAttempts()
 	item, err := w.store.GetOutbox(ctx, msg.OutboxID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -93,6 +99,8 @@ func (w *Worker) Process(ctx context.Context, d queue.Delivery) Result {
 		w.markDone(ctx, log, msg.OutboxID)
 		log.InfoContext(ctx, "operation no longer applies; acknowledged", "why", st.why)
 		return ack(err.Error())
+	case runtime.IsUnavailable(err):
+		return w.waitForRuntime(ctx, log, msg, d, attempt, err)
 	case runtime.Retryable(err) && !errors.Is(err, errPermanent):
 		return w.retry(ctx, log, msg, attempt, err)
 	default:
@@ -146,6 +154,43 @@ func (w *Worker) retry(ctx context.Context, log *slog.Logger, msg outbox.Message
 	return Result{Ack: false, Delay: delay, Reason: "retry: " + cause.Error()}
 }
 
+// waitForRuntime answers a runtime that could not be reached: the
+// operation is sent again as a fresh message after a capped exponential
+// backoff, spending no attempt, until UnavailableRetryFor has passed since
+// the runtime was first found unavailable; then the instance is failed.
+func (w *Worker) waitForRuntime(ctx context.Context, log *slog.Logger, msg outbox.Message, d queue.Delivery, attempt int,
+	cause error) Result {
+	now := w.now()
+	u := outbox.Unavailable{Since: now.UTC(), PriorAttempts: attempt - 1}
+	if msg.Unavailable != nil {
+		u.Since, u.Retries = msg.Unavailable.Since, msg.Unavailable.Retries
+	}
+	u.Retries++
+	if waited := now.Sub(u.Since); waited >= w.unavailFor {
+		err := fmt.Errorf("runtime unavailable for %s: %w", waited.Truncate(time.Second), cause)
+		w.fail(ctx, log, msg, attempt, err)
+		w.metrics.Count("UnavailableGaveUp", 1, "Op", string(msg.Op))
+		return ack("failed: " + err.Error())
+	}
+	if err := w.store.MarkAttempt(ctx, msg.OutboxID, u.PriorAttempts, cause.Error(), now); err != nil {
+		log.WarnContext(ctx, "recording the runtime's unavailability", "error", err)
+	}
+	delay := min(w.backoff(u.Retries), queue.MaxDelay)
+	next := msg
+	next.Unavailable = &u
+	res := Result{Delay: delay, Reason: "retry: runtime unavailable: " + cause.Error()}
+	out, err := next.Outgoing(fmt.Sprintf("%s-u%d", msg.OutboxID, u.Retries), delay)
+	if err != nil {
+		log.WarnContext(ctx, "cannot re-send; the queue redelivers it", "error", err)
+		return res
+	}
+	res.Requeue = &out
+	w.metrics.Count("UnavailableRetries", 1, "Op", string(msg.Op))
+	log.WarnContext(ctx, "runtime unavailable; will retry", "error", cause, "retry_in_ms", delay.Milliseconds(),
+		"unavailable_since", u.Since, "message_id", d.MessageID)
+	return res
+}
+
 // fail moves the instance to failed with the error as status_reason and
 // marks the outbox item failed. Nothing is dropped silently: the instance
 // shows why, the event history records it.
@@ -159,21 +204,16 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 		// its own status is not the cleanup's to judge.
 		return
 	}
-	for i := 0; i < 5; i++ {
-		inst, err := w.store.GetInstance(ctx, msg.InstanceID)
-		if err != nil {
-			return
-		}
+	_, err := w.m.Advance(ctx, msg.InstanceID, func(inst container.Instance) (*store.TransitionParams, error) {
 		if inst.Status == fsm.Failed || !fsm.Can(inst.Status, fsm.Failed) {
-			return
+			return nil, nil
 		}
 		cleanup, note := w.m.MemberCleanup(ctx, inst, fsm.Failed, false, nil)
 		reason := fmt.Sprintf("%s failed: %v", msg.Op, cause)
 		if note != "" {
 			reason += " (" + note + ")"
 		}
-		_, err = w.store.Transition(ctx, store.TransitionParams{
-			ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: fsm.Failed,
+		return &store.TransitionParams{To: fsm.Failed,
 			Outbox: cleanup,
 			Update: func(i *container.Instance) {
 				i.StatusReason = reason
@@ -182,9 +222,9 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 			},
 			Event: &container.Event{Type: container.EventFailed, From: inst.Status, To: fsm.Failed, At: w.now().UTC(),
 				Message: reason, Actor: container.ActorSystem},
-		})
-		if !errors.Is(err, store.ErrConflict) {
-			return
-		}
+		}, nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		log.WarnContext(ctx, "failing the instance", "error", err)
 	}
 }

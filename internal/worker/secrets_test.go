@@ -62,7 +62,7 @@ func TestSecretEnvReachesContainer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := worker.New(worker.Options{Manager: r.m, Runtimes: res, Logger: logger, Secrets: src,
+		w := worker.New(worker.Options{Manager: r.m, Store: r.store, Runtimes: res, Logger: logger, Secrets: src,
 			MaxAttempts: 5, StopGrace: time.Second, StablePoll: 20 * time.Millisecond, CreateStartTimeout: 30 * time.Second,
 			Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
 		admin := identity.Caller{User: "root", Admin: true}

@@ -28,7 +28,7 @@ func TestCreateStartTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 		const timeout = 300 * time.Millisecond
-		w := worker.New(worker.Options{Manager: r.m, Runtimes: res, CreateSlots: r.slots,
+		w := worker.New(worker.Options{Manager: r.m, Store: r.store, Runtimes: res, CreateSlots: r.slots,
 			Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), MaxAttempts: 5, StopGrace: time.Second,
 			StablePoll: 20 * time.Millisecond, CreateStartTimeout: timeout,
 			Backoff: func(int) time.Duration { return 50 * time.Millisecond }})

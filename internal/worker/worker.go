@@ -6,37 +6,83 @@
 package worker
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
+	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
 )
 
+// Manager is how the worker changes instances. Every instance write goes
+// through it (manager.Manager implements it), so there is one writer of
+// state with one conflict-retry rule (manager.MaxConflictRetries).
+type Manager interface {
+	// OnEvent applies what the runtime shows through the state loop.
+	OnEvent(ctx context.Context, ob manager.Observation) (manager.Applied, error)
+	// Advance makes one instance change decided on fresh state.
+	Advance(ctx context.Context, id string, decide manager.Decide) (container.Instance, error)
+	// Remove deletes an instance, decided on fresh state.
+	Remove(ctx context.Context, id string, decide manager.DecideRemoval) error
+	// MemberCleanup is the group policy an instance moving to status to
+	// brings with it (an outbox item to write in the same transition, nil
+	// for none) and a note for its status_reason.
+	MemberCleanup(ctx context.Context, inst container.Instance, to fsm.Status, selfExit bool, exitCode *int) (*container.OutboxItem, string)
+}
+
+var _ Manager = (*manager.Manager)(nil)
+
+// Store is what the worker reads, and the bookkeeping of outbox items,
+// which changes no instance.
+type Store interface {
+	GetInstance(ctx context.Context, id string) (container.Instance, error)
+	GetOutbox(ctx context.Context, id string) (container.OutboxItem, error)
+	MarkDone(ctx context.Context, id string, at time.Time) error
+	MarkAttempt(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error
+	MarkFailed(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error
+}
+
+var _ Store = (store.Store)(nil)
+
 // Options configure a Worker.
 type Options struct {
-	Manager  *manager.Manager
+	// Manager writes instances; Store reads them and keeps the outbox's
+	// books. Both are required.
+	Manager  Manager
+	Store    Store
 	Runtimes *runtime.Resolver
 	// CreateSlots limits creates in flight in this process
 	// (create_queue_max_concurrency). Nil means no local limit: in Lambda
 	// the CreateWorker's reserved concurrency is the limit.
 	CreateSlots *Slots
 	// CreateStartTimeout bounds the wait for a new container to become
-	// stable (running or exited); the seed's 5 minutes by default.
+	// stable (running or exited). Defaults to
+	// config.DefaultCreateStartTimeout.
 	CreateStartTimeout time.Duration
-	// StopGrace is how long a stop waits before killing (default 10 s).
+	// StopGrace is how long a stop waits before killing. Defaults to
+	// config.DefaultStopGracePeriod.
 	StopGrace time.Duration
 	// MaxAttempts is how many deliveries an operation gets before the
 	// instance is failed and the message left to the dead-letter queue
-	// (default 5; set the queue's maxReceiveCount to the same).
+	// (set the queue's maxReceiveCount to the same). Deliveries that found
+	// the runtime unavailable do not count. Defaults to
+	// config.DefaultMaxAttempts.
 	MaxAttempts int
-	// Backoff gives the delay before delivery attempt+1 (default:
-	// exponential from 2 s, capped at 5 minutes, with jitter).
+	// UnavailableRetryFor bounds how long an operation waits for a runtime
+	// that cannot be reached before its instance is failed. Defaults to
+	// config.DefaultUnavailableRetryFor.
+	UnavailableRetryFor time.Duration
+	// Backoff gives the delay before delivery attempt+1. Defaults to
+	// ExponentialBackoff(DefaultBackoffBase, DefaultBackoffMax).
 	Backoff func(attempt int) time.Duration
 	// StablePoll is the first interval of the stabilisation wait's
-	// Inspect polling (default 100 ms, backing off to 2 s).
+	// Inspect polling (backing off to maxStablePoll). Defaults to
+	// DefaultStablePoll.
 	StablePoll time.Duration
 	// Secrets resolves templates' secret_env as containers are made; nil
 	// fails the creates that need a secret.
@@ -46,15 +92,28 @@ type Options struct {
 	Clock   func() time.Time
 }
 
+// Defaults of Options that are the worker's own.
+const (
+	// DefaultBackoffBase is the first retry's delay; it doubles per attempt.
+	DefaultBackoffBase = 2 * time.Second
+	// DefaultBackoffMax caps the retry delay.
+	DefaultBackoffMax = 5 * time.Minute
+	// DefaultStablePoll is the stabilisation wait's first poll interval.
+	DefaultStablePoll = 100 * time.Millisecond
+	// maxStablePoll is where that interval stops growing.
+	maxStablePoll = 2 * time.Second
+)
+
 // Worker handles queue deliveries. It is safe for concurrent use.
 type Worker struct {
-	m           *manager.Manager
-	store       store.Store
+	m           Manager
+	store       Store
 	rt          *runtime.Resolver
 	slots       *Slots
 	timeout     time.Duration
 	grace       time.Duration
 	maxAttempts int
+	unavailFor  time.Duration
 	backoff     func(int) time.Duration
 	poll        time.Duration
 	metrics     *metrics.Emitter
@@ -63,28 +122,35 @@ type Worker struct {
 	secrets     SecretSource
 }
 
-// New returns a Worker.
+// New returns a Worker. It panics without a Manager or a Store: a worker
+// without them is a wiring mistake, not a condition to handle.
 func New(o Options) *Worker {
+	if o.Manager == nil || o.Store == nil {
+		panic("worker.New: Options.Manager and Options.Store are required")
+	}
 	w := &Worker{
-		m: o.Manager, store: o.Manager.Store(), rt: o.Runtimes, slots: o.CreateSlots,
+		m: o.Manager, store: o.Store, rt: o.Runtimes, slots: o.CreateSlots,
 		timeout: o.CreateStartTimeout, grace: o.StopGrace, maxAttempts: o.MaxAttempts,
-		backoff: o.Backoff, poll: o.StablePoll, metrics: o.Metrics, log: o.Logger, now: o.Clock,
+		unavailFor: o.UnavailableRetryFor, backoff: o.Backoff, poll: o.StablePoll, metrics: o.Metrics, log: o.Logger, now: o.Clock,
 		secrets: o.Secrets,
 	}
 	if w.timeout <= 0 {
-		w.timeout = 5 * time.Minute
+		w.timeout = config.DefaultCreateStartTimeout
 	}
 	if w.grace <= 0 {
-		w.grace = 10 * time.Second
+		w.grace = config.DefaultStopGracePeriod
 	}
 	if w.maxAttempts <= 0 {
-		w.maxAttempts = 5
+		w.maxAttempts = config.DefaultMaxAttempts
+	}
+	if w.unavailFor <= 0 {
+		w.unavailFor = config.DefaultUnavailableRetryFor
 	}
 	if w.backoff == nil {
-		w.backoff = ExponentialBackoff(2*time.Second, 5*time.Minute)
+		w.backoff = ExponentialBackoff(DefaultBackoffBase, DefaultBackoffMax)
 	}
 	if w.poll <= 0 {
-		w.poll = 100 * time.Millisecond
+		w.poll = DefaultStablePoll
 	}
 	if w.log == nil {
 		w.log = slog.Default()

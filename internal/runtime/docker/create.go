@@ -57,7 +57,7 @@ func (r *Runtime) adopt(ctx context.Context, h *host, inst berth.Instance, confl
 	got, err := h.cli.ContainerInspect(ctx, runtime.ObjectName(inst.ID), client.ContainerInspectOptions{})
 	if err != nil {
 		// Gone again between the two calls (a concurrent delete): retry.
-		return runtime.Ref{}, runtime.NewError(runtime.ErrUnavailable, "create", inst.ID, node, err)
+		return runtime.Ref{}, runtime.NewError(runtime.ErrFailed, "create", inst.ID, node, err)
 	}
 	var labels map[string]string
 	if got.Container.Config != nil {

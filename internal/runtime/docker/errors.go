@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
 
 	"github.com/berth-io/berth/internal/runtime"
 )
@@ -69,7 +73,7 @@ func badSpec(err error) bool {
 }
 
 func kindOf(err error) error {
-	for _, kind := range []error{runtime.ErrNotFound, runtime.ErrConflict, runtime.ErrUnavailable, runtime.ErrInvalid} {
+	for _, kind := range []error{runtime.ErrNotFound, runtime.ErrConflict, runtime.ErrUnavailable, runtime.ErrFailed, runtime.ErrInvalid} {
 		if errors.Is(err, kind) {
 			return kind
 		}
@@ -82,13 +86,37 @@ func kindOf(err error) error {
 	case cerrdefs.IsInvalidArgument(err), cerrdefs.IsUnauthorized(err),
 		cerrdefs.IsPermissionDenied(err), cerrdefs.IsNotImplemented(err):
 		return runtime.ErrInvalid
+	case unreachable(err):
+		return runtime.ErrUnavailable
+	case cerrdefs.IsInternal(err), cerrdefs.IsUnknown(err):
+		// A server error that is not about the spec (classify asks badSpec
+		// first): the engine's own trouble (a full thin pool, a daemon
+		// failing), which says nothing about the request.
+		return runtime.ErrUnavailable
 	case errors.Is(err, context.Canceled):
 		// The caller gave up; whoever redelivers the work may retry it.
 		return runtime.ErrUnavailable
 	}
-	// Connection failures, timeouts, 5xx and anything unknown: retry, and
-	// let the dead-letter queue catch what never passes.
-	return runtime.ErrUnavailable
+	// Anything else (an error the engine's client could not even type): it
+	// may pass, but it may as well be this request's fault, so its retries
+	// are bounded.
+	return runtime.ErrFailed
+}
+
+// unreachable reports whether err says the engine could not take the
+// request at all: no connection, a timeout, or an overloaded engine (503,
+// 429).
+func unreachable(err error) bool {
+	var netErr net.Error
+	switch {
+	case client.IsErrConnectionFailed(err), errors.As(err, &netErr),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return true
+	case cerrdefs.IsUnavailable(err), cerrdefs.IsDeadlineExceeded(err), cerrdefs.IsResourceExhausted(err):
+		return true
+	}
+	return false
 }
 
 // kinded marks an error with a runtime kind without putting the kind in its

@@ -57,7 +57,7 @@ func (r *Runtime) Delete(ctx context.Context, ref runtime.Ref) error {
 	case cerrdefs.IsConflict(err):
 		// "removal already in progress": another delete is on it; the
 		// retry will find it gone.
-		return runtime.NewError(runtime.ErrUnavailable, "delete", ref.InstanceID, h.cfg.Name, err)
+		return runtime.NewError(runtime.ErrFailed, "delete", ref.InstanceID, h.cfg.Name, err)
 	}
 	return classify(err, "delete", ref.InstanceID, h.cfg.Name)
 }

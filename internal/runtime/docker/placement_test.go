@@ -178,4 +178,40 @@ func TestHostDown(t *testing.T) {
 	if err := rt.Delete(ctx, runtime.Ref{InstanceID: inst.ID}); !runtime.IsUnavailable(err) {
 		t.Errorf("delete without node, hosts down: %v, want unavailable (cannot tell it is gone)", err)
 	}
+	// With the node known, each call reaches the engine's socket and is
+	// refused: unavailable, not a failure that spends attempts.
+	ref := runtime.Ref{InstanceID: inst.ID, Node: "ghost"}
+	if err := rt.Stop(ctx, ref, 0); !runtime.IsUnavailable(err) {
+		t.Errorf("stop on a down host: %v, want unavailable", err)
+	}
+	if err := rt.Start(ctx, ref); !runtime.IsUnavailable(err) {
+		t.Errorf("start on a down host: %v, want unavailable", err)
+	}
+	if err := rt.Delete(ctx, ref); !runtime.IsUnavailable(err) {
+		t.Errorf("delete on a down host: %v, want unavailable", err)
+	}
+	if _, err := rt.Inspect(ctx, ref); !runtime.IsUnavailable(err) {
+		t.Errorf("inspect on a down host: %v, want unavailable", err)
+	}
+}
+
+// TestEngineRefusingConnections: a host whose TCP endpoint refuses
+// connections (an engine stopped) is unavailable, not failed.
+func TestEngineRefusingConnections(t *testing.T) {
+	t.Parallel()
+	rt, err := docker.New(config.Docker{Hosts: []config.DockerHost{
+		{Name: "stopped", Endpoint: "tcp://" + testenv.FreeAddr(t)},
+	}}, docker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ctx := testenv.Context(t, 20*time.Second)
+	ref := runtime.Ref{InstanceID: berth.NewID(), Node: "stopped"}
+	if err := rt.Stop(ctx, ref, 0); !runtime.IsUnavailable(err) || runtime.IsInvalid(err) {
+		t.Errorf("stop on a stopped engine: %v, want unavailable", err)
+	}
+	if _, err := rt.List(ctx); !runtime.IsUnavailable(err) {
+		t.Errorf("list on a stopped engine: %v, want unavailable", err)
+	}
 }

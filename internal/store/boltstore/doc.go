@@ -29,7 +29,7 @@
 //	meta              "schema" → format version
 //
 // Expiry: reads never return what has expired (deleted instances' events after
-// store.EventRetention, done outbox items after store.OutboxRetention,
+// store.EventRetention, outbox items at store.OutboxExpiresAt,
 // idempotency records after store.IdempotencyRetention), whether or not it was
 // physically removed yet. Physical removal is Purge, which the local server
 // calls from its ticker; it walks only the expiry bucket up to now.

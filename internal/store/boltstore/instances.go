@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -18,40 +17,10 @@ import (
 // repeated idempotency key. An id whose deleted predecessor's events are
 // still retained counts as taken, so two histories never share one id.
 func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (container.Instance, error) {
-	in := p.Instance.Clone()
-	if in.ID == "" {
-		return container.Instance{}, errors.New("boltstore: create instance: instance has no id")
-	}
-	if in.Status == "" {
-		in.Status = fsm.Pending
-	}
-	if !in.Status.HoldsCreateSlot() {
-		// The admission counter counts creates in flight; an instance born
-		// in another status would make it drift.
-		return container.Instance{}, fmt.Errorf("boltstore: create instance %s: status %q, want %q", in.ID, in.Status, fsm.Pending)
-	}
 	now := s.now()
-	if in.CreatedAt.IsZero() {
-		in.CreatedAt = now
-	}
-	if in.UpdatedAt.IsZero() {
-		in.UpdatedAt = in.CreatedAt
-	}
-	in.Version = 1
-	in.EventSeq = 1
-
-	ob := p.Outbox
-	if ob.InstanceID == "" {
-		ob.InstanceID = in.ID
-	}
-	if ob.InstanceVersion == 0 {
-		ob.InstanceVersion = in.Version
-	}
-	ev := p.Event
-	ev.InstanceID = in.ID
-	ev.Seq = 1
-	if ev.At.IsZero() {
-		ev.At = now
+	in, ob, ev, err := store.PrepareCreate(p, now)
+	if err != nil {
+		return container.Instance{}, fmt.Errorf("boltstore: %w", err)
 	}
 	var idem *store.IdempotencyRecord
 	if p.Idempotency != nil {
@@ -62,7 +31,7 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 		idem = &rec
 	}
 
-	err := s.update(ctx, "create instance "+in.ID, func(tx *bolt.Tx) error {
+	err = s.update(ctx, "create instance "+in.ID, func(tx *bolt.Tx) error {
 		if p.MaxPending > 0 {
 			if n := admissionCount(tx); n >= int64(p.MaxPending) {
 				return fmt.Errorf("%d of %d creates in flight: %w", n, p.MaxPending, store.ErrQueueFull)
@@ -144,12 +113,10 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 			}
 		}
 		if p.Outbox != nil {
-			ob := *p.Outbox
-			if ob.InstanceID == "" {
-				ob.InstanceID = next.ID
-			}
-			if ob.InstanceVersion == 0 {
-				ob.InstanceVersion = next.Version
+			// The request is for the instance as this write leaves it.
+			ob, err := store.PrepareOutbox(*p.Outbox, next, now)
+			if err != nil {
+				return err
 			}
 			if err := putNewOutbox(tx, ob, now); err != nil {
 				return err

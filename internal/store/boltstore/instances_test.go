@@ -55,7 +55,7 @@ func TestCreateRejectionsWriteNothing(t *testing.T) {
 	first := newInstance("alice")
 	p := createParams(first)
 	p.MaxPending = 1
-	p.Idempotency = &store.IdempotencyRecord{Owner: "alice", Key: "k1", Status: 202}
+	p.Idempotency = &store.IdempotencyRecord{Owner: "alice", Key: "k1", Response: []byte("first")}
 	if _, err := s.CreateInstance(ctx, p); err != nil {
 		t.Fatal(err)
 	}

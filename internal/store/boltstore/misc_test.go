@@ -45,14 +45,14 @@ func TestTemplates(t *testing.T) {
 func TestIdempotencyExpires(t *testing.T) {
 	ctx := context.Background()
 	s, clock := openTest(t)
-	rec := store.IdempotencyRecord{Owner: "alice", Key: "k", Status: 202, Body: []byte(`{"id":"x"}`)}
+	rec := store.IdempotencyRecord{Owner: "alice", Key: "k", Response: []byte(`{"id":"x"}`)}
 	if _, err := s.PutIdempotency(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
 	again := rec
-	again.Status = 500
+	again.Response = []byte(`{"id":"y"}`)
 	existing, err := s.PutIdempotency(ctx, again)
-	if !errors.Is(err, store.ErrAlreadyExists) || existing.Status != 202 || string(existing.Body) != `{"id":"x"}` {
+	if !errors.Is(err, store.ErrAlreadyExists) || string(existing.Response) != `{"id":"x"}` {
 		t.Fatalf("repeat = %+v, %v", existing, err)
 	}
 	if _, err := s.GetIdempotency(ctx, "bob", "k"); !errors.Is(err, store.ErrNotFound) {
@@ -71,7 +71,7 @@ func TestIdempotencyExpires(t *testing.T) {
 	if err != nil || st.IdempotencyKeys != 0 {
 		t.Fatalf("purge = %+v, %v", st, err)
 	}
-	if got, err := s.GetIdempotency(ctx, "alice", "k"); err != nil || got.Status != 500 {
+	if got, err := s.GetIdempotency(ctx, "alice", "k"); err != nil || string(got.Response) != `{"id":"y"}` {
 		t.Errorf("new record after purge = %+v, %v", got, err)
 	}
 }

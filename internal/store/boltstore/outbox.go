@@ -17,7 +17,7 @@ import (
 // did happen), but nothing turns done or failed back into an earlier state,
 // so a slow or repeated report cannot resurrect finished work.
 
-// GetOutbox returns the item; a done item past store.OutboxRetention is gone
+// GetOutbox returns the item; an item past store.OutboxExpiresAt is gone
 // even if Purge has not removed it yet.
 func (s *Store) GetOutbox(ctx context.Context, id string) (container.OutboxItem, error) {
 	var out container.OutboxItem
@@ -45,8 +45,8 @@ func (s *Store) MarkDispatched(ctx context.Context, id string, at time.Time) err
 	})
 }
 
-// MarkDone finishes the item; done items expire after store.OutboxRetention,
-// counted from at.
+// MarkDone finishes the item; finished items expire after
+// store.OutboxRetention, counted from at.
 func (s *Store) MarkDone(ctx context.Context, id string, at time.Time) error {
 	return s.changeOutbox(ctx, "mark done "+id, id, at, func(ob *container.OutboxItem, at time.Time) bool {
 		if ob.State == container.OutboxDone {
@@ -88,6 +88,7 @@ func (s *Store) ListUndispatched(ctx context.Context, createdBefore time.Time, l
 		limit = maxLimit
 	}
 	end := timeBytes(createdBefore)
+	now := s.now()
 	var out []container.OutboxItem
 	err := s.view(ctx, "list undispatched", func(tx *bolt.Tx) error {
 		items := tx.Bucket(bucketOutbox)
@@ -101,7 +102,7 @@ func (s *Store) ListUndispatched(ctx context.Context, createdBefore time.Time, l
 			if err != nil {
 				return err
 			}
-			if found && ob.State == container.OutboxPending && ob.CreatedAt.Before(createdBefore) {
+			if found && ob.State == container.OutboxPending && ob.CreatedAt.Before(createdBefore) && !store.OutboxExpired(ob, now) {
 				out = append(out, ob)
 			}
 		}
@@ -192,18 +193,12 @@ func saveOutbox(tx *bolt.Tx, ob container.OutboxItem, oldState container.OutboxS
 			return fmt.Errorf("unindex pending outbox %s: %w", ob.ID, err)
 		}
 	}
-	if ob.State == container.OutboxDone && oldState != container.OutboxDone {
-		return putExpiry(tx, outboxExpiresAt(ob), expireOutbox, []byte(ob.ID))
+	// Every item is on the expiry list from its creation (OutboxMaxAge) and
+	// again once finished (OutboxRetention from then).
+	if oldState == "" || finished(ob.State) && !finished(oldState) {
+		return putExpiry(tx, store.OutboxExpiresAt(ob), expireOutbox, []byte(ob.ID))
 	}
 	return nil
-}
-
-func outboxExpiresAt(ob container.OutboxItem) time.Time {
-	return ob.UpdatedAt.Add(store.OutboxRetention)
-}
-
-func outboxExpired(ob container.OutboxItem, now time.Time) bool {
-	return ob.State == container.OutboxDone && !now.Before(outboxExpiresAt(ob))
 }
 
 func mustLoadOutbox(tx *bolt.Tx, id string, now time.Time) (container.OutboxItem, error) {
@@ -212,7 +207,7 @@ func mustLoadOutbox(tx *bolt.Tx, id string, now time.Time) (container.OutboxItem
 	if err != nil {
 		return container.OutboxItem{}, err
 	}
-	if !found || outboxExpired(ob, now) {
+	if !found || store.OutboxExpired(ob, now) {
 		return container.OutboxItem{}, fmt.Errorf("outbox item %s: %w", id, store.ErrNotFound)
 	}
 	return ob, nil

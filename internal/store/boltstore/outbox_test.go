@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/store"
 )
@@ -76,16 +78,29 @@ func TestOutboxLifecycle(t *testing.T) {
 		}
 	}
 
-	// Done items expire OutboxRetention after they were done.
+	// Done and failed items expire OutboxRetention after they finished;
+	// Purge removes them.
 	clock.Advance(store.OutboxRetention)
-	if _, err := s.GetOutbox(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("expired done item: %v", err)
+	for _, id := range ids[:2] {
+		if _, err := s.GetOutbox(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("expired finished item %s: %v", id, err)
+		}
 	}
 	st, err := s.Purge(ctx, clock.Now())
-	if err != nil || st.OutboxItems != 1 {
-		t.Fatalf("purge = %+v, %v", st, err)
+	if err != nil || st.OutboxItems != 2 {
+		t.Fatalf("purge = %+v, %v; want the done and the failed item", st, err)
 	}
-	if _, err := s.GetOutbox(ctx, ids[1]); err != nil {
-		t.Errorf("failed items do not expire: %v", err)
+	// The pending one goes at OutboxMaxAge, with its index entry.
+	clock.Advance(store.OutboxMaxAge)
+	if st, err := s.Purge(ctx, clock.Now()); err != nil || st.OutboxItems != 1 {
+		t.Fatalf("purge at OutboxMaxAge = %+v, %v; want the pending item", st, err)
 	}
+	_ = s.view(ctx, "count", func(tx *bolt.Tx) error {
+		for name, b := range map[string][]byte{"outbox": bucketOutbox, "undispatched index": bucketUndispatched, "expiry": bucketExpiry} {
+			if n := tx.Bucket(b).Stats().KeyN; n != 0 {
+				t.Errorf("%d entries left in the %s bucket, want 0", n, name)
+			}
+		}
+		return nil
+	})
 }

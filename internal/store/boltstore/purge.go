@@ -26,7 +26,7 @@ const purgeBatch = 1000
 
 // Purge physically removes what expired at or before now: events and
 // deletion markers of instances deleted more than store.EventRetention ago,
-// done outbox items older than store.OutboxRetention and idempotency records
+// outbox items past store.OutboxExpiresAt and idempotency records
 // older than store.IdempotencyRetention. Reads already hide all of these, so
 // Purge only reclaims space; the local server calls it from its ticker. It
 // reads only the expiry list up to now, never the data buckets, and re-checks
@@ -88,10 +88,15 @@ func purgeOne(tx *bolt.Tx, kind byte, ref []byte, now time.Time, st *PurgeStats)
 	case expireOutbox:
 		var ob container.OutboxItem
 		found, err := getJSON(tx.Bucket(bucketOutbox), ref, &ob)
-		if err != nil || !found || !outboxExpired(ob, now) {
+		if err != nil || !found || !store.OutboxExpired(ob, now) {
 			return err
 		}
 		st.OutboxItems++
+		if ob.State == container.OutboxPending {
+			if err := tx.Bucket(bucketUndispatched).Delete(undispatchedKey(ob.CreatedAt, ob.ID)); err != nil {
+				return fmt.Errorf("unindex expired outbox %s: %w", ob.ID, err)
+			}
+		}
 		return tx.Bucket(bucketOutbox).Delete(ref)
 	case expireIdempotency:
 		var rec store.IdempotencyRecord

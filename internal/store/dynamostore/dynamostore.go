@@ -11,7 +11,7 @@
 // Items:
 //
 //	instances    id | owner, status (GSI keys), version, event_seq, spec (JSON), the other fields
-//	outbox       id | state, undispatched ("pending" while pending: sparse GSI key), created_key, expires_at once done
+//	outbox       id | state, undispatched ("pending" while pending: sparse GSI key), created_key, expires_at (store.OutboxExpiresAt)
 //	events       instance_id, seq | the event; seq 0 is a deleted instance's marker (deleted_at); expires_at after a delete
 //	templates    name | version, doc (JSON)
 //	idempotency  pk = len(owner):owner:key | the record, expires_at

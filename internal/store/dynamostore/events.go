@@ -55,7 +55,7 @@ func (s *Store) AppendEvent(ctx context.Context, ev container.Event) (container.
 		if err != nil {
 			return container.Event{}, err
 		}
-		e := fillEvent(ev, cur.ID, cur.EventSeq+1, s.now())
+		e := store.FillEvent(ev, cur.ID, cur.EventSeq+1, s.now())
 		evAV, err := marshalEvent(e, 0)
 		if err != nil {
 			return container.Event{}, fmt.Errorf("dynamostore: %s: %w", op, err)

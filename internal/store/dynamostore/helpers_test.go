@@ -75,6 +75,12 @@ func (c *clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// fixtureTime is when test instances and their outbox items are made: this
+// test run's start (with nanoseconds, to check they survive), since outbox
+// items expire store.OutboxMaxAge after their creation by the store's clock,
+// which starts at the real time.
+var fixtureTime = time.Now().UTC().Truncate(time.Second).Add(5)
+
 // newTestStore returns a Store on fresh tables with a test clock.
 func newTestStore(t testing.TB) (*Store, *clock) {
 	t.Helper()
@@ -90,8 +96,8 @@ func testInstance(id, owner string) container.Instance {
 		ID: id, Name: "web-" + id, Owner: owner, Template: "nginx", Group: "g1",
 		Labels:  map[string]string{"env": "dev", "team": "a"},
 		Runtime: container.RuntimeDocker, Image: "nginx:1", Status: fsm.Pending, Version: 1,
-		CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 5, time.UTC),
-		UpdatedAt: time.Date(2026, 3, 1, 12, 0, 0, 5, time.UTC),
+		CreatedAt: fixtureTime,
+		UpdatedAt: fixtureTime,
 		Spec: container.Spec{
 			Runtime: container.RuntimeDocker, Image: "nginx:1", Command: []string{"nginx"},
 			Env:       map[string]string{"SECRET": "s3cr3t"},

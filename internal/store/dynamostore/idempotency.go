@@ -26,15 +26,13 @@ func idempotencyKey(owner, key string) string {
 // the TTL attribute and the truth about liveness: a record is live while
 // the clock's second is before it, whether or not TTL has removed it yet.
 type idempotencyItem struct {
-	PK          string            `dynamodbav:"pk"`
-	Owner       string            `dynamodbav:"owner"`
-	Key         string            `dynamodbav:"key"`
-	RequestHash string            `dynamodbav:"request_hash,omitempty"`
-	Status      int               `dynamodbav:"status"`
-	Body        []byte            `dynamodbav:"body"`
-	Headers     map[string]string `dynamodbav:"headers,omitempty"`
-	CreatedAt   string            `dynamodbav:"created_at"`
-	ExpiresAt   int64             `dynamodbav:"expires_at"`
+	PK          string `dynamodbav:"pk"`
+	Owner       string `dynamodbav:"owner"`
+	Key         string `dynamodbav:"key"`
+	RequestHash string `dynamodbav:"request_hash,omitempty"`
+	Response    []byte `dynamodbav:"response"`
+	CreatedAt   string `dynamodbav:"created_at"`
+	ExpiresAt   int64  `dynamodbav:"expires_at"`
 }
 
 func (it idempotencyItem) live(now time.Time) bool { return now.Unix() < it.ExpiresAt }
@@ -45,8 +43,7 @@ func (it idempotencyItem) record() (store.IdempotencyRecord, error) {
 		return store.IdempotencyRecord{}, fmt.Errorf("decode idempotency record %q created_at: %w", it.PK, err)
 	}
 	return store.IdempotencyRecord{
-		Owner: it.Owner, Key: it.Key, RequestHash: it.RequestHash, Status: it.Status,
-		Body: it.Body, Headers: it.Headers, CreatedAt: created,
+		Owner: it.Owner, Key: it.Key, RequestHash: it.RequestHash, Response: it.Response, CreatedAt: created,
 	}, nil
 }
 
@@ -58,7 +55,7 @@ func (s *Store) idempotencyPut(rec store.IdempotencyRecord, now time.Time) (map[
 	}
 	it := idempotencyItem{
 		PK: idempotencyKey(rec.Owner, rec.Key), Owner: rec.Owner, Key: rec.Key, RequestHash: rec.RequestHash,
-		Status: rec.Status, Body: rec.Body, Headers: rec.Headers, CreatedAt: fmtTime(rec.CreatedAt),
+		Response: rec.Response, CreatedAt: fmtTime(rec.CreatedAt),
 		ExpiresAt: ttl(rec.CreatedAt.Add(store.IdempotencyRetention)),
 	}
 	av, err := attributevalue.MarshalMap(it)

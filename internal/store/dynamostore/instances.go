@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -51,7 +50,7 @@ func (s *Store) GetInstance(ctx context.Context, id string) (container.Instance,
 func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (container.Instance, error) {
 	const op = "create instance"
 	now := s.now()
-	in, ob, ev, err := prepareCreate(p, now)
+	in, ob, ev, err := store.PrepareCreate(p, now)
 	if err != nil {
 		return container.Instance{}, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.instances, p.Instance.ID, err)
 	}
@@ -119,56 +118,6 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 	}
 }
 
-// prepareCreate checks CreateParams and fills what the store owns: the
-// first event's seq, the instance's EventSeq, and timestamps left zero.
-func prepareCreate(p store.CreateParams, now time.Time) (container.Instance, container.OutboxItem, container.Event, error) {
-	in := p.Instance.Clone()
-	ob := p.Outbox
-	ev := p.Event
-	if in.ID == "" {
-		return in, ob, ev, errors.New("instance has no ID")
-	}
-	if in.Status == "" {
-		in.Status = fsm.Pending
-	}
-	if in.Status != fsm.Pending {
-		return in, ob, ev, fmt.Errorf("a new instance must be %s, not %s", fsm.Pending, in.Status)
-	}
-	if in.Version == 0 {
-		in.Version = 1
-	}
-	if in.Version != 1 {
-		return in, ob, ev, fmt.Errorf("a new instance must have version 1, not %d", in.Version)
-	}
-	if in.CreatedAt.IsZero() {
-		in.CreatedAt = now
-	}
-	if in.UpdatedAt.IsZero() {
-		in.UpdatedAt = in.CreatedAt
-	}
-	in.EventSeq = 1
-
-	if ob.ID == "" {
-		return in, ob, ev, errors.New("outbox item has no ID")
-	}
-	if ob.InstanceID == "" {
-		ob.InstanceID = in.ID
-	}
-	if ob.InstanceVersion == 0 {
-		ob.InstanceVersion = in.Version
-	}
-	if ob.InstanceID != in.ID || ob.InstanceVersion != in.Version {
-		return in, ob, ev, fmt.Errorf("outbox item %q is for %s@%d, not %s@%d",
-			ob.ID, ob.InstanceID, ob.InstanceVersion, in.ID, in.Version)
-	}
-	ob = fillOutbox(ob, now)
-
-	// The event is the new instance's by definition (the contract names no
-	// InstanceID rule for it), like the events of Transition and Delete.
-	ev = fillEvent(ev, in.ID, 1, now)
-	return in, ob, ev, nil
-}
-
 // Transition changes the status (and fields) of an instance conditionally
 // on its version and status, with its outbox item, event, admission slot
 // release and outbox completion in the same transaction.
@@ -212,7 +161,7 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 		var evAV map[string]types.AttributeValue
 		if p.Event != nil {
 			next.EventSeq++
-			if evAV, err = marshalEvent(fillEvent(*p.Event, p.ID, next.EventSeq, now), 0); err != nil {
+			if evAV, err = marshalEvent(store.FillEvent(*p.Event, p.ID, next.EventSeq, now), 0); err != nil {
 				return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
 			}
 		}
@@ -225,13 +174,10 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 			t.put(roleEvent, s.events, evAV, notExists(AttrInstanceID))
 		}
 		if p.Outbox != nil {
-			ob := fillOutbox(*p.Outbox, now)
 			// The request is for the instance as this write leaves it.
-			if ob.InstanceID == "" {
-				ob.InstanceID = next.ID
-			}
-			if ob.InstanceVersion == 0 {
-				ob.InstanceVersion = next.Version
+			ob, err := store.PrepareOutbox(*p.Outbox, next, now)
+			if err != nil {
+				return container.Instance{}, fmt.Errorf("dynamostore: %s %q: %w", op, p.ID, err)
 			}
 			obAV, err := marshalOutbox(ob)
 			if err != nil {
@@ -300,7 +246,7 @@ func (s *Store) DeleteInstance(ctx context.Context, p store.DeleteParams) error 
 
 		t := &txn{}
 		t.delete(roleInstance, s.instances, instanceKey(p.ID), instanceUnchanged(cur, false))
-		last := fillEvent(p.Event, p.ID, cur.EventSeq+1, now)
+		last := store.FillEvent(p.Event, p.ID, cur.EventSeq+1, now)
 		evAV, err := marshalEvent(last, expires)
 		if err != nil {
 			return fmt.Errorf("dynamostore: %s: %w", op, err)
@@ -366,30 +312,6 @@ func notExists(keyAttr string) *expr {
 	e := newExpr()
 	e.condition = "attribute_not_exists(" + e.n(keyAttr) + ")"
 	return e
-}
-
-// fillEvent sets what the store owns on an event.
-func fillEvent(ev container.Event, instanceID string, seq int64, now time.Time) container.Event {
-	ev.InstanceID = instanceID
-	ev.Seq = seq
-	if ev.At.IsZero() {
-		ev.At = now
-	}
-	return ev
-}
-
-// fillOutbox defaults an outbox item's state and timestamps.
-func fillOutbox(ob container.OutboxItem, now time.Time) container.OutboxItem {
-	if ob.State == "" {
-		ob.State = container.OutboxPending
-	}
-	if ob.CreatedAt.IsZero() {
-		ob.CreatedAt = now
-	}
-	if ob.UpdatedAt.IsZero() {
-		ob.UpdatedAt = ob.CreatedAt
-	}
-	return ob
 }
 
 func (o *outcome) String() string {

@@ -74,7 +74,7 @@ func TestCreateQueueFullAndIdempotency(t *testing.T) {
 		t.Errorf("AdmissionCount = %d, want 3", n)
 	}
 
-	rec := store.IdempotencyRecord{Owner: "bob", Key: "k1", RequestHash: "h", Status: 202, Body: []byte(`{}`), CreatedAt: c.Now()}
+	rec := store.IdempotencyRecord{Owner: "bob", Key: "k1", RequestHash: "h", Response: []byte(`{}`), CreatedAt: c.Now()}
 	p := createParams(testInstance("d1", "bob"), 0)
 	p.Idempotency = &rec
 	if _, err := s.CreateInstance(ctx, p); err != nil {

@@ -96,21 +96,21 @@ func TestIdempotencyRecords(t *testing.T) {
 	t.Parallel()
 	s, c := newTestStore(t)
 	ctx := context.Background()
-	rec := store.IdempotencyRecord{Owner: "a:b", Key: "c", RequestHash: "h1", Status: 202, Body: []byte("one"),
-		Headers: map[string]string{"Location": "/x"}, CreatedAt: c.Now()}
+	rec := store.IdempotencyRecord{Owner: "a:b", Key: "c", RequestHash: "h1", Response: []byte("one"),
+		CreatedAt: c.Now()}
 	if _, err := s.PutIdempotency(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
 	// (owner "a", key "b:c") must not collide with (owner "a:b", key "c").
 	other := rec
-	other.Owner, other.Key, other.Body = "a", "b:c", []byte("two")
+	other.Owner, other.Key, other.Response = "a", "b:c", []byte("two")
 	if _, err := s.PutIdempotency(ctx, other); err != nil {
 		t.Fatalf("distinct pair collided: %v", err)
 	}
 	dup := rec
-	dup.Body = []byte("changed")
+	dup.Response = []byte("changed")
 	got, err := s.PutIdempotency(ctx, dup)
-	if !errors.Is(err, store.ErrAlreadyExists) || string(got.Body) != "one" || got.Headers["Location"] != "/x" {
+	if !errors.Is(err, store.ErrAlreadyExists) || string(got.Response) != "one" {
 		t.Errorf("repeat put = %+v, %v", got, err)
 	}
 	if got, err := s.GetIdempotency(ctx, "a:b", "c"); err != nil || got.RequestHash != "h1" || !got.CreatedAt.Equal(rec.CreatedAt) {
@@ -121,7 +121,7 @@ func TestIdempotencyRecords(t *testing.T) {
 		t.Errorf("expired get = %v, want ErrNotFound", err)
 	}
 	dup.CreatedAt = c.Now()
-	if got, err := s.PutIdempotency(ctx, dup); err != nil || string(got.Body) != "changed" {
+	if got, err := s.PutIdempotency(ctx, dup); err != nil || string(got.Response) != "changed" {
 		t.Errorf("put over expired = %+v, %v", got, err)
 	}
 }

@@ -32,12 +32,6 @@ func outboxDone(at time.Time) *expr {
 	return e
 }
 
-// outboxExpired reports a done item past store.OutboxRetention: reads treat
-// it as gone whether or not TTL has removed it yet.
-func outboxExpired(o container.OutboxItem, now time.Time) bool {
-	return o.State == container.OutboxDone && !now.Before(o.UpdatedAt.Add(store.OutboxRetention))
-}
-
 // GetOutbox returns an outbox item or ErrNotFound.
 func (s *Store) GetOutbox(ctx context.Context, id string) (container.OutboxItem, error) {
 	const op = "get outbox item"
@@ -56,8 +50,8 @@ func (s *Store) GetOutbox(ctx context.Context, id string) (container.OutboxItem,
 	if err != nil {
 		return container.OutboxItem{}, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.outbox, id, err)
 	}
-	if outboxExpired(o, s.now()) {
-		return container.OutboxItem{}, fmt.Errorf("dynamostore: %s %s %q: done and expired: %w", op, s.outbox, id, store.ErrNotFound)
+	if store.OutboxExpired(o, s.now()) {
+		return container.OutboxItem{}, fmt.Errorf("dynamostore: %s %s %q: expired: %w", op, s.outbox, id, store.ErrNotFound)
 	}
 	return o, nil
 }
@@ -94,15 +88,16 @@ func (s *Store) MarkAttempt(ctx context.Context, id string, attempts int, lastEr
 	return s.updateOutbox(ctx, "mark outbox attempt", id, e)
 }
 
-// MarkFailed records that the item was given up. Failed items do not
-// expire: they are the record of what was dropped. A done item stays done.
+// MarkFailed records that the item was given up; like a done item it
+// expires after store.OutboxRetention. A done item stays done.
 func (s *Store) MarkFailed(ctx context.Context, id string, attempts int, lastErr string, at time.Time) error {
 	e := newExpr()
-	e.update = fmt.Sprintf("SET %s = %s, %s = %s, %s = %s, %s = %s REMOVE %s",
+	e.update = fmt.Sprintf("SET %s = %s, %s = %s, %s = %s, %s = %s, %s = %s REMOVE %s",
 		e.n("state"), e.s(string(container.OutboxFailed)),
 		e.n("attempts"), e.num(int64(attempts)),
 		e.n("last_error"), e.s(lastErr),
 		e.n("updated_at"), e.s(fmtTime(at)),
+		e.n(AttrExpiresAt), e.num(ttl(at.Add(store.OutboxRetention))),
 		e.n(AttrUndispatched))
 	e.condition = e.n("state") + " <> " + e.s(string(container.OutboxDone))
 	return s.updateOutbox(ctx, "mark outbox item failed", id, e)
@@ -163,14 +158,16 @@ func (s *Store) ListUndispatched(ctx context.Context, createdBefore time.Time, l
 		return nil, err
 	}
 	out := make([]container.OutboxItem, 0, len(items))
+	now := s.now()
 	for _, av := range items {
 		o, err := unmarshalOutbox(av)
 		if err != nil {
 			return nil, fmt.Errorf("dynamostore: %s %s: %w", op, s.outbox, err)
 		}
 		// The index is eventually consistent: skip an item whose state has
-		// already moved on but whose index entry has not caught up.
-		if o.State == container.OutboxPending {
+		// already moved on but whose index entry has not caught up, and
+		// one that has expired but that TTL has not removed yet.
+		if o.State == container.OutboxPending && !store.OutboxExpired(o, now) {
 			out = append(out, o)
 		}
 	}

@@ -218,9 +218,7 @@ func marshalOutbox(o container.OutboxItem) (map[string]types.AttributeValue, err
 	if o.State == container.OutboxPending {
 		it.Undispatched = undispatchedValue
 	}
-	if o.State == container.OutboxDone {
-		it.ExpiresAt = ttl(o.UpdatedAt.Add(store.OutboxRetention))
-	}
+	it.ExpiresAt = ttl(store.OutboxExpiresAt(o))
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return nil, fmt.Errorf("encode outbox item %q: %w", o.ID, err)

@@ -10,9 +10,11 @@ import (
 	"github.com/berth-io/berth/internal/store"
 )
 
-// testDoneOutboxExpires: a done item is gone after OutboxRetention (read by
-// the store's clock, whatever the backend's TTL does); a failed one stays.
-func testDoneOutboxExpires(t *testing.T, s store.Store, c *Clock) {
+// testFinishedOutboxExpires: done and failed items are gone after
+// OutboxRetention (read by the store's clock, whatever the backend's TTL
+// does): a failed item's reason stays on its instance, and storage must not
+// grow with failed operations.
+func testFinishedOutboxExpires(t *testing.T, s store.Store, c *Clock) {
 	ctx := context.Background()
 	done, failed := NewCreate(c, "alice"), NewCreate(c, "alice")
 	mustCreate(t, s, done)
@@ -27,11 +29,43 @@ func testDoneOutboxExpires(t *testing.T, s store.Store, c *Clock) {
 	if _, err := s.GetOutbox(ctx, done.Outbox.ID); err != nil {
 		t.Fatalf("done item before its retention ends: %v", err)
 	}
+	if ob, err := s.GetOutbox(ctx, failed.Outbox.ID); err != nil || ob.State != container.OutboxFailed {
+		t.Fatalf("failed item before its retention ends: %+v, %v", ob, err)
+	}
 	c.Advance(2 * time.Minute)
 	_, err := s.GetOutbox(ctx, done.Outbox.ID)
 	wantErr(t, "done item after its retention", err, store.ErrNotFound)
-	if ob, err := s.GetOutbox(ctx, failed.Outbox.ID); err != nil || ob.State != container.OutboxFailed {
-		t.Fatalf("failed item must stay for someone to look at: %+v, %v", ob, err)
+	_, err = s.GetOutbox(ctx, failed.Outbox.ID)
+	wantErr(t, "failed item after its retention", err, store.ErrNotFound)
+}
+
+// testEveryOutboxItemExpires: an item nothing finished (pending, or
+// dispatched and lost) is gone OutboxMaxAge after its creation, and a
+// pending one leaves ListUndispatched with it.
+func testEveryOutboxItemExpires(t *testing.T, s store.Store, c *Clock) {
+	ctx := context.Background()
+	pending, dispatched := NewCreate(c, "alice"), NewCreate(c, "alice")
+	mustCreate(t, s, pending)
+	mustCreate(t, s, dispatched)
+	if err := s.MarkDispatched(ctx, dispatched.Outbox.ID, c.Now()); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(store.OutboxMaxAge - time.Minute)
+	for _, id := range []string{pending.Outbox.ID, dispatched.Outbox.ID} {
+		if _, err := s.GetOutbox(ctx, id); err != nil {
+			t.Fatalf("item %s before OutboxMaxAge: %v", id, err)
+		}
+	}
+	if items, err := s.ListUndispatched(ctx, c.Now(), 10); err != nil || len(items) != 1 || items[0].ID != pending.Outbox.ID {
+		t.Fatalf("undispatched before OutboxMaxAge: %+v, %v", items, err)
+	}
+	c.Advance(2 * time.Minute)
+	for _, id := range []string{pending.Outbox.ID, dispatched.Outbox.ID} {
+		_, err := s.GetOutbox(ctx, id)
+		wantErr(t, "unfinished item after OutboxMaxAge", err, store.ErrNotFound)
+	}
+	if items, err := s.ListUndispatched(ctx, c.Now(), 10); err != nil || len(items) != 0 {
+		t.Fatalf("undispatched after OutboxMaxAge: %+v, %v", items, err)
 	}
 }
 

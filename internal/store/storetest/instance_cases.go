@@ -96,16 +96,16 @@ func testCreateQueueFull(t *testing.T, s store.Store, c *Clock) {
 
 func testCreateIdempotency(t *testing.T, s store.Store, c *Clock) {
 	ctx := context.Background()
-	rec := store.IdempotencyRecord{Owner: "alice", Key: "k1", RequestHash: "h1", Status: 202, Body: []byte(`{"id":"x"}`), CreatedAt: c.Now()}
+	rec := store.IdempotencyRecord{Owner: "alice", Key: "k1", RequestHash: "h1", Response: []byte(`{"id":"x"}`), CreatedAt: c.Now()}
 	p := NewCreate(c, "alice")
 	p.Idempotency = &rec
 	mustCreate(t, s, p)
 	got, err := s.GetIdempotency(ctx, "alice", "k1")
-	if err != nil || got.RequestHash != "h1" || string(got.Body) != `{"id":"x"}` || got.Status != 202 {
+	if err != nil || got.RequestHash != "h1" || string(got.Response) != `{"id":"x"}` {
 		t.Fatalf("GetIdempotency = %+v, %v", got, err)
 	}
 	p2 := NewCreate(c, "alice")
-	p2.Idempotency = &store.IdempotencyRecord{Owner: "alice", Key: "k1", RequestHash: "h2", Status: 202, CreatedAt: c.Now()}
+	p2.Idempotency = &store.IdempotencyRecord{Owner: "alice", Key: "k1", RequestHash: "h2", CreatedAt: c.Now()}
 	_, err = s.CreateInstance(ctx, p2)
 	wantErr(t, "create with a used key", err, store.ErrDuplicateRequest)
 	_, err = s.GetInstance(ctx, p2.Instance.ID)
@@ -115,12 +115,12 @@ func testCreateIdempotency(t *testing.T, s store.Store, c *Clock) {
 	}
 	// The same key of another owner is another record.
 	p3 := NewCreate(c, "bob")
-	p3.Idempotency = &store.IdempotencyRecord{Owner: "bob", Key: "k1", RequestHash: "h3", Status: 202, CreatedAt: c.Now()}
+	p3.Idempotency = &store.IdempotencyRecord{Owner: "bob", Key: "k1", RequestHash: "h3", CreatedAt: c.Now()}
 	mustCreate(t, s, p3)
 	// After the retention the key may be used again.
 	c.Advance(store.IdempotencyRetention + time.Minute)
 	p4 := NewCreate(c, "alice")
-	p4.Idempotency = &store.IdempotencyRecord{Owner: "alice", Key: "k1", RequestHash: "h4", Status: 202, CreatedAt: c.Now()}
+	p4.Idempotency = &store.IdempotencyRecord{Owner: "alice", Key: "k1", RequestHash: "h4", CreatedAt: c.Now()}
 	mustCreate(t, s, p4)
 }
 

@@ -138,8 +138,8 @@ func testTemplates(t *testing.T, s store.Store, c *Clock) {
 
 func testIdempotency(t *testing.T, s store.Store, c *Clock) {
 	ctx := context.Background()
-	rec := store.IdempotencyRecord{Owner: "alice", Key: "k", RequestHash: "h", Status: 202,
-		Body: []byte(`{"a":1}`), Headers: map[string]string{"Location": "/x"}, CreatedAt: c.Now()}
+	rec := store.IdempotencyRecord{Owner: "alice", Key: "k", RequestHash: "h",
+		Response: []byte(`{"status":202,"headers":{"Location":"/x"},"body":{"a":1}}`), CreatedAt: c.Now()}
 	if _, err := s.PutIdempotency(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func testIdempotency(t *testing.T, s store.Store, c *Clock) {
 	other.RequestHash = "h2"
 	existing, err := s.PutIdempotency(ctx, other)
 	wantErr(t, "PutIdempotency(again)", err, store.ErrAlreadyExists)
-	if existing.RequestHash != "h" || existing.Headers["Location"] != "/x" {
+	if existing.RequestHash != "h" || string(existing.Response) != string(rec.Response) {
 		t.Fatalf("existing record = %+v", existing)
 	}
 	_, err = s.GetIdempotency(ctx, "bob", "k")

@@ -24,9 +24,11 @@ type Clock struct {
 	now time.Time
 }
 
-// NewClock starts a clock at a fixed, recent time.
+// NewClock starts a clock at the real time in whole seconds: a backend's
+// TTL (DynamoDB's) expires items by the real clock, so a clock in the past
+// would see items vanish that are live by its own reading.
 func NewClock() *Clock {
-	return &Clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	return &Clock{now: time.Now().UTC().Truncate(time.Second)}
 }
 
 // Now returns the clock's time.
@@ -98,6 +100,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"CreateDuplicateID", testCreateDuplicateID},
 		{"CreateQueueFull", testCreateQueueFull},
 		{"CreateIdempotency", testCreateIdempotency},
+		{"CreateParamsChecked", testCreateParamsChecked},
+		{"TransitionOutboxChecked", testTransitionOutboxChecked},
 		{"Transition", testTransition},
 		{"TransitionErrors", testTransitionErrors},
 		{"TransitionWithOutboxAndCompletion", testTransitionWithOutbox},
@@ -117,7 +121,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"Idempotency", testIdempotency},
 		{"RacingTransitionsOneWinnerPerVersion", testRacingTransitions},
 		{"ConcurrentCreatesRespectMaxPending", testConcurrentCreates},
-		{"DoneOutboxExpires", testDoneOutboxExpires},
+		{"FinishedOutboxExpires", testFinishedOutboxExpires},
+		{"EveryOutboxItemExpires", testEveryOutboxItemExpires},
 		{"ListLimitsAndBadCursors", testListLimitsAndBadCursors},
 		{"CompleteUnknownOutbox", testCompleteUnknownOutbox},
 		{"DeletedIDNotReused", testDeletedIDNotReused},

@@ -1,0 +1,88 @@
+package manager
+
+import (
+	"context"
+	"errors"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// MaxConflictRetries bounds how often a write that lost a race
+// (store.ErrConflict: the instance moved between the read and the
+// conditional write) is decided again on fresh state. Every instance write
+// of berth — user requests, the state loop, the workers' and the
+// reconciler's — goes through the manager, and this is its one limit.
+const MaxConflictRetries = 8
+
+// retryOnConflict runs try, one read and one conditional write, again while
+// its write loses a race, at most MaxConflictRetries more times.
+func retryOnConflict(try func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := try()
+		if !errors.Is(err, store.ErrConflict) || attempt >= MaxConflictRetries {
+			return err
+		}
+	}
+}
+
+// Decide chooses an instance write from the instance as it is now: the
+// transition to make (ID, ExpectVersion and From are filled in from inst),
+// nil to write nothing, or an error to stop. It may be called several times
+// (once per race lost) and must decide from inst alone. An error it returns
+// is passed on as it is; it should not be store.ErrConflict.
+type Decide func(inst container.Instance) (*store.TransitionParams, error)
+
+// Advance is how the workers and the reconciler change an instance: it
+// reads the instance, lets decide choose the write and makes it
+// conditional on the version read, deciding again on fresh state when the
+// write loses a race (MaxConflictRetries). It returns the instance as
+// written, or as read when decide chose nothing. A missing instance is
+// store.ErrNotFound.
+func (m *Manager) Advance(ctx context.Context, id string, decide Decide) (container.Instance, error) {
+	var out container.Instance
+	err := retryOnConflict(func() error {
+		inst, err := m.store.GetInstance(ctx, id)
+		if err != nil {
+			return err
+		}
+		p, err := decide(inst)
+		if err != nil || p == nil {
+			out = inst
+			return err
+		}
+		p.ID, p.ExpectVersion, p.From = inst.ID, inst.Version, inst.Status
+		out, err = m.store.Transition(ctx, *p)
+		return err
+	})
+	return out, err
+}
+
+// DecideRemoval is Decide for removing the instance: the deletion to make
+// (ID and ExpectVersion are filled in), nil to remove nothing, or an error.
+type DecideRemoval func(inst container.Instance) (*store.DeleteParams, error)
+
+// Remove deletes an instance as Advance changes one: decided on its current
+// state, conditional on the version read, decided again after a lost race.
+// A missing instance is store.ErrNotFound.
+func (m *Manager) Remove(ctx context.Context, id string, decide DecideRemoval) error {
+	return retryOnConflict(func() error {
+		inst, err := m.store.GetInstance(ctx, id)
+		if err != nil {
+			return err
+		}
+		p, err := decide(inst)
+		if err != nil || p == nil {
+			return err
+		}
+		p.ID, p.ExpectVersion = inst.ID, inst.Version
+		return m.store.DeleteInstance(ctx, *p)
+	})
+}
+
+// Record appends an event to an instance's history without changing the
+// instance. A missing instance is store.ErrNotFound.
+func (m *Manager) Record(ctx context.Context, ev container.Event) error {
+	_, err := m.store.AppendEvent(ctx, ev)
+	return err
+}

@@ -1,0 +1,56 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// terminal converges a stopped or failed instance with its container when
+// the container runs (started behind berth's back, or while berth was
+// down and its watch missed it):
+//
+//   - stopped: stopped → running is a transition the FSM allows, so what
+//     happened is recorded (manager.OnEvent, as the watch would have);
+//   - failed: failed → running is not, and a failed instance must not run,
+//     so the container is stopped and a ContainerReconciled event says so.
+func (r *Reconciler) terminal(ctx context.Context, log *slog.Logger, l *listing, inst container.Instance, now time.Time, rep *Report) {
+	st := containerOf(inst, l)
+	if st == nil || st.Phase != runtime.PhaseRunning {
+		return
+	}
+	switch inst.Status {
+	case fsm.Stopped:
+		r.observe(ctx, log, inst, l.rt, st, observeStarted, now, rep)
+	case fsm.Failed:
+		r.stopFailed(ctx, log.With("op", "stop_failed"), l.rt, inst, *st, now, rep)
+	}
+}
+
+// stopFailed stops the running container of a failed instance, if the
+// instance is still as listed.
+func (r *Reconciler) stopFailed(ctx context.Context, log *slog.Logger, rt runtime.Runtime, inst container.Instance,
+	st runtime.State, now time.Time, rep *Report) {
+	ref := runtime.Ref{InstanceID: inst.ID, Node: st.Node, RuntimeID: st.RuntimeID}
+	if err := rt.Stop(ctx, ref, r.stopGrace); err != nil && !runtime.IsNotFound(err) {
+		rep.fail(fmt.Errorf("stopping the container of failed instance %s: %w", inst.ID, err))
+		log.ErrorContext(ctx, "stopping a failed instance's container", "error", err)
+		return
+	}
+	msg := fmt.Sprintf("reconciler stopped the container on %s: it was running while the instance is failed", st.Node)
+	err := r.m.Record(ctx, container.Event{InstanceID: inst.ID, Type: container.EventReconciled,
+		From: inst.Status, To: inst.Status, At: now.UTC(), Message: msg, Actor: container.ActorSystem})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		rep.fail(fmt.Errorf("recording the stop of %s: %w", inst.ID, err))
+		log.ErrorContext(ctx, "recording a failed instance's container stop", "error", err)
+	}
+	rep.TerminalStopped++
+	log.WarnContext(ctx, "stopped the running container of a failed instance", "node", st.Node)
+}

@@ -1,0 +1,65 @@
+package reconcile_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
+)
+
+// Terminal instances are reconciled too: a failed instance whose container
+// was started behind berth's back gets its container stopped (failed →
+// running is not allowed) and a ContainerReconciled event; a stopped one
+// whose container runs is recorded as running (stopped → running is); a
+// stopped one whose container has exited is left as it is. A second pass
+// finds nothing to do.
+func TestTerminalInstancesConverge(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, r *rig) {
+		terminal := func(to fsm.Status) (container.Instance, runtime.Ref) {
+			inst := r.running(r.creating(r.create("sleeper"), node), node)
+			ref := r.start(inst)
+			r.waitPhase(ref, runtime.PhaseRunning)
+			return r.move(inst, to, nil), ref // the container keeps running, as after a `docker start`
+		}
+		failed, failedRef := terminal(fsm.Failed)
+		stopped, stoppedRef := terminal(fsm.Stopped)
+		quiet, quietRef := terminal(fsm.Stopped)
+		if err := r.rt.Stop(testenv.Context(t, time.Minute), quietRef, 0); err != nil {
+			t.Fatal(err)
+		}
+		r.advance(time.Hour) // past the orphan grace of the containers
+
+		rep := r.run(r.reconciler())
+		if rep.TerminalStopped != 1 || rep.Started != 1 || rep.Rejected != 0 || rep.OrphansRemoved != 0 {
+			t.Fatalf("report %+v: want 1 failed instance's container stopped, 1 stopped instance recorded running", rep)
+		}
+		wantStatus(t, r.get(failed.ID), fsm.Failed)
+		if st := r.waitPhase(failedRef, runtime.PhaseExited); st.Phase != runtime.PhaseExited {
+			t.Fatalf("failed instance's container: %s", st.Phase)
+		}
+		evs := r.events(failed.ID)
+		if last := evs[len(evs)-1]; last.Type != container.EventReconciled || last.Actor != container.ActorSystem {
+			t.Errorf("failed instance's last event %+v, want %s", last, container.EventReconciled)
+		}
+		running := r.get(stopped.ID)
+		wantStatus(t, running, fsm.Running)
+		if running.StartedAt == nil {
+			t.Errorf("recorded running without started_at: %+v", running)
+		}
+		if st := r.waitPhase(stoppedRef, runtime.PhaseRunning); st.Phase != runtime.PhaseRunning {
+			t.Fatalf("stopped instance's container: %s", st.Phase)
+		}
+		if got := r.get(quiet.ID); got.Status != fsm.Stopped || got.Version != quiet.Version {
+			t.Errorf("stopped instance with an exited container was touched: %+v", got)
+		}
+
+		if rep := r.run(r.reconciler()); rep.Actions() != 0 {
+			t.Fatalf("second pass: %+v, want nothing left to do", rep)
+		}
+		noRejections(t, r, failed.ID, stopped.ID, quiet.ID)
+	})
+}

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+
+	"github.com/berth-io/berth/internal/container"
+)
+
+// Commit describes an instance write that committed.
+type Commit struct {
+	InstanceID string
+	// Outbox: the write added an outbox item (a create, or a transition
+	// carrying one).
+	Outbox bool
+}
+
+// Hooked is a Store that calls OnCommit after every committed instance
+// write (CreateInstance, Transition, DeleteInstance), never before and never
+// for a failed one: the local server wakes its waiters and its outbox
+// watcher with it instead of making them poll. OnCommit must not block.
+type Hooked struct {
+	Store
+	OnCommit func(Commit)
+}
+
+var _ Store = Hooked{}
+
+// CreateInstance writes through and reports the commit.
+func (s Hooked) CreateInstance(ctx context.Context, p CreateParams) (container.Instance, error) {
+	in, err := s.Store.CreateInstance(ctx, p)
+	if err == nil {
+		s.OnCommit(Commit{InstanceID: in.ID, Outbox: true})
+	}
+	return in, err
+}
+
+// Transition writes through and reports the commit.
+func (s Hooked) Transition(ctx context.Context, p TransitionParams) (container.Instance, error) {
+	in, err := s.Store.Transition(ctx, p)
+	if err == nil {
+		s.OnCommit(Commit{InstanceID: p.ID, Outbox: p.Outbox != nil})
+	}
+	return in, err
+}
+
+// DeleteInstance writes through and reports the commit.
+func (s Hooked) DeleteInstance(ctx context.Context, p DeleteParams) error {
+	err := s.Store.DeleteInstance(ctx, p)
+	if err == nil {
+		s.OnCommit(Commit{InstanceID: p.ID})
+	}
+	return err
+}
