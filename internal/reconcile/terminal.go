@@ -26,6 +26,23 @@ func (r *Reconciler) terminal(ctx context.Context, log *slog.Logger, l *listing,
 	if st == nil || st.Phase != runtime.PhaseRunning {
 		return
 	}
+	// The listing may be older than the instance's status, and Docker's
+	// lags behind its own events (a container that exited, and failed its
+	// instance, can still be listed running): ask the container itself
+	// before stopping it or recording it as running.
+	live, err := l.rt.Inspect(ctx, runtime.Ref{InstanceID: inst.ID, Node: st.Node, RuntimeID: st.RuntimeID})
+	switch {
+	case runtime.IsNotFound(err):
+		return
+	case err != nil:
+		rep.fail(fmt.Errorf("inspecting the container of %s instance %s: %w", inst.Status, inst.ID, err))
+		log.WarnContext(ctx, "inspecting a terminal instance's container", "error", err)
+		return
+	case live.Phase != runtime.PhaseRunning:
+		log.InfoContext(ctx, "container listed running has ended; nothing to reconcile", "phase", string(live.Phase))
+		return
+	}
+	st = &live
 	switch inst.Status {
 	case fsm.Stopped:
 		r.observe(ctx, log, inst, l.rt, st, observeStarted, now, rep)

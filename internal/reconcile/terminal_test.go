@@ -1,12 +1,15 @@
 package reconcile_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/runtime/docker"
 	"github.com/berth-io/berth/internal/testenv"
 )
 
@@ -61,5 +64,68 @@ func TestTerminalInstancesConverge(t *testing.T) {
 			t.Fatalf("second pass: %+v, want nothing left to do", rep)
 		}
 		noRejections(t, r, failed.ID, stopped.ID, quiet.ID)
+	})
+}
+
+// laggingList is the real runtime whose listing lags behind the engine's
+// own state: it answers with the listing taken at snapshot. Docker's list
+// reads a view the daemon updates after it has sent a container's "die"
+// event, so a container can be listed running after its exit was seen.
+type laggingList struct {
+	*docker.Runtime
+	listed []runtime.State
+}
+
+func (l *laggingList) snapshot(t *testing.T) {
+	t.Helper()
+	states, err := l.Runtime.List(testenv.Context(t, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.listed = states
+}
+
+func (l *laggingList) List(context.Context) ([]runtime.State, error) { return l.listed, nil }
+
+// A listing that shows a terminal instance's container running is checked
+// against the container before anything is done: the chaos test saw a
+// "bad" container (exit 3) fail its instance and the reconciler then stop
+// the exited container, recording that it "was running while the instance
+// is failed"; a stopped instance would likewise be recorded running again.
+func TestTerminalInstancesCheckTheContainerFirst(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, r *rig) {
+		rt := &laggingList{Runtime: r.rt}
+		var insts []container.Instance
+		var refs []runtime.Ref
+		for range 2 {
+			inst := r.running(r.creating(r.create("sleeper"), node), node)
+			ref := r.start(inst)
+			r.waitPhase(ref, runtime.PhaseRunning)
+			insts, refs = append(insts, inst), append(refs, ref)
+		}
+		rt.snapshot(t)
+		for _, ref := range refs {
+			if err := r.rt.Stop(testenv.Context(t, time.Minute), ref, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		failed := r.move(insts[0], fsm.Failed, nil)
+		stopped := r.move(insts[1], fsm.Stopped, nil)
+		r.advance(time.Hour) // past the orphan grace of the containers
+
+		rep := r.run(r.reconciler(func(o *reconcile.Options) { o.Runtimes = []runtime.Runtime{rt} }))
+		if rep.TerminalStopped != 0 || rep.Started != 0 {
+			t.Fatalf("report %+v: acted on a container listed running that had exited", rep)
+		}
+		if got := r.get(failed.ID); got.Version != failed.Version {
+			t.Errorf("failed instance touched: %+v", got)
+		}
+		if got := r.get(stopped.ID); got.Status != fsm.Stopped || got.Version != stopped.Version {
+			t.Errorf("stopped instance touched: %+v", got)
+		}
+		if evs := r.events(failed.ID); evs[len(evs)-1].Type == container.EventReconciled {
+			t.Errorf("recorded %s for a container that had exited", container.EventReconciled)
+		}
 	})
 }
