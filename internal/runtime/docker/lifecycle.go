@@ -55,11 +55,38 @@ func (r *Runtime) Delete(ctx context.Context, ref runtime.Ref) error {
 	case err == nil, cerrdefs.IsNotFound(err):
 		return nil
 	case cerrdefs.IsConflict(err):
-		// "removal already in progress": another delete is on it; the
-		// retry will find it gone.
-		return runtime.NewError(runtime.ErrFailed, "delete", ref.InstanceID, h.cfg.Name, err)
+		// "removal already in progress": another remove (a create's clean-up,
+		// a second delivery) is on it. The delete is done once that removal
+		// is; until then it is a transient state of the engine, retried
+		// without spending an attempt, never a reason to fail the request.
+		if waitRemoved(ctx, h, name, removalWait) {
+			return nil
+		}
+		return runtime.NewError(runtime.ErrUnavailable, "delete", ref.InstanceID, h.cfg.Name, err)
 	}
 	return classify(err, "delete", ref.InstanceID, h.cfg.Name)
+}
+
+// removalWait bounds how long Delete waits for a removal already under way.
+const removalWait = 10 * time.Second
+
+// waitRemoved polls until the container is gone, for at most d.
+func waitRemoved(ctx context.Context, h *host, name string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for poll := 50 * time.Millisecond; ; poll = min(2*poll, time.Second) {
+		_, err := h.cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+		if cerrdefs.IsNotFound(err) {
+			return true
+		}
+		if time.Now().Add(poll).After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(poll):
+		}
+	}
 }
 
 // locate returns the host and the name to address a Ref's container by. The
