@@ -264,7 +264,7 @@ func TestAlwaysFailingWorker(t *testing.T) {
 		container: map[string]any{"max_attempts": 2, "create_queue_max_pending": 1}})
 	id := st.create(aliceToken, "busybox", "doomed")
 	in := st.wait(aliceToken, id, "failed", 2*time.Minute)
-	if reason, _ := in["status_reason"].(string); !strings.Contains(reason, "injected fault") {
+	if reason, _ := in["status_reason"].(string); !strings.Contains(reason, "create failed") {
 		t.Errorf("status_reason %q does not say why", reason)
 	}
 	// The slot is free again: with max pending 1, a new create is admitted.

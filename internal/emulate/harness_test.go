@@ -357,9 +357,13 @@ func dockerProxy(t *testing.T, fault func(r *http.Request) (delay time.Duration,
 			}
 		}
 		if fail {
+			// An answer the client cannot read: a failure that is neither
+			// the engine being unavailable (which berth retries without
+			// spending attempts) nor a spec it refuses, so each delivery
+			// spends one attempt until the dead-letter queue.
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			_, _ = io.WriteString(w, `{"message":"injected fault"}`)
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `injected fault`)
 			return
 		}
 		rp.ServeHTTP(w, r)

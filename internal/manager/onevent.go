@@ -93,6 +93,14 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 			return AppliedNoop, err
 		}
 		return AppliedNoop, nil
+	case superseded(inst, ob):
+		// A start reported from before the container last ended, or an
+		// exit from before it last started: the event stream delivered it
+		// late, and applying it (the FSM allows stopped → running) would
+		// undo a newer state.
+		m.log.InfoContext(ctx, "superseded observation ignored", "instance_id", inst.ID, "kind", ob.Kind,
+			"status", inst.Status, "observed_at", ob.At)
+		return AppliedStale, nil
 	case !fsm.Can(inst.Status, to) && ob.At.Before(inst.UpdatedAt):
 		// Seen before the instance reached its status (an event stream
 		// delivers late, most of all after a reconnect): what it says was
@@ -145,6 +153,19 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 	}
 	m.log.InfoContext(ctx, "state changed", "instance_id", inst.ID, "from", inst.Status, "to", to, "kind", ob.Kind)
 	return AppliedTransition, nil
+}
+
+// superseded reports whether ob predates the run it would change: a start
+// seen before the instance's container last finished, or an exit seen
+// before it last started.
+func superseded(inst container.Instance, ob Observation) bool {
+	switch ob.Kind {
+	case ObservedStarted:
+		return inst.FinishedAt != nil && ob.At.Before(*inst.FinishedAt)
+	case ObservedExited:
+		return inst.StartedAt != nil && ob.At.Before(*inst.StartedAt)
+	}
+	return false
 }
 
 // target decides where an observation takes an instance in status s.
@@ -206,10 +227,12 @@ func statusReason(from, to fsm.Status, ob Observation) string {
 	switch {
 	case ob.Kind == ObservedStarted:
 		return "running"
+	case from == fsm.Stopping:
+		// Whatever ended it: a runtime whose stop removes the object (a
+		// Kubernetes Pod is deleted) reports the stop as a removal.
+		return "stopped on request"
 	case ob.Kind == ObservedDestroyed:
 		return "container removed outside berth"
-	case from == fsm.Stopping:
-		return "stopped on request"
 	case ob.OOMKilled:
 		return "killed: out of memory"
 	case ob.ExitCode != nil:

@@ -175,3 +175,51 @@ func TestOnEventStaleObservation(t *testing.T) {
 		}
 	})
 }
+
+// A late "started" report from before the container's own exit must not
+// take a stopped instance back to running (stopped → running is a legal
+// transition, so only the times tell it is stale); a start after the exit
+// (docker start behind berth's back) still does.
+func TestOnEventSupersededStart(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+		s := b.Open(t, func() time.Time { return t0 })
+		m := manager.New(manager.Options{Store: s, Clock: func() time.Time { return t0 }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "t", Runtime: "docker", Image: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "t"}, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.Instance.ID
+		if _, err := s.Transition(ctx, store.TransitionParams{ID: id, ExpectVersion: res.Instance.Version, From: fsm.Pending, To: fsm.Creating}); err != nil {
+			t.Fatal(err)
+		}
+		zero := 0
+		steps := []struct {
+			ob   manager.Observation
+			want manager.Applied
+			then fsm.Status
+		}{
+			{manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(time.Second)}, manager.AppliedTransition, fsm.Running},
+			{manager.Observation{InstanceID: id, Kind: manager.ObservedExited, ExitCode: &zero, At: t0.Add(3 * time.Second)}, manager.AppliedTransition, fsm.Stopped},
+			// Delivered late: it happened before the exit just applied.
+			{manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(2 * time.Second)}, manager.AppliedStale, fsm.Stopped},
+			{manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(4 * time.Second)}, manager.AppliedTransition, fsm.Running},
+			// An exit from before that start is stale as well.
+			{manager.Observation{InstanceID: id, Kind: manager.ObservedExited, ExitCode: &zero, At: t0.Add(3500 * time.Millisecond)}, manager.AppliedStale, fsm.Running},
+		}
+		for i, st := range steps {
+			applied, err := m.OnEvent(ctx, st.ob)
+			if err != nil || applied != st.want {
+				t.Fatalf("step %d (%s at +%s): %q, %v; want %q", i, st.ob.Kind, st.ob.At.Sub(t0), applied, err, st.want)
+			}
+			inst, err := s.GetInstance(ctx, id)
+			if err != nil || inst.Status != st.then {
+				t.Fatalf("step %d: status %s, %v; want %s", i, inst.Status, err, st.then)
+			}
+		}
+	})
+}
