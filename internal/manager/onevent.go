@@ -159,10 +159,12 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 // seen before the instance's container last finished, or an exit seen
 // before it last started.
 func superseded(inst container.Instance, ob Observation) bool {
-	switch ob.Kind {
-	case ObservedStarted:
+	// Only settled statuses: while berth starts a container, its own start
+	// is what is reported, with the runtime's (coarser) clock.
+	switch {
+	case ob.Kind == ObservedStarted && (inst.Status == fsm.Stopped || inst.Status == fsm.Failed):
 		return inst.FinishedAt != nil && ob.At.Before(*inst.FinishedAt)
-	case ObservedExited:
+	case ob.Kind == ObservedExited && inst.Status == fsm.Running:
 		return inst.StartedAt != nil && ob.At.Before(*inst.StartedAt)
 	}
 	return false
