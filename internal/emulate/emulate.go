@@ -468,7 +468,7 @@ func putTemplates(ctx context.Context, fd *frontDoor, dir string, log *slog.Logg
 		}
 		claims := map[string]string{"sub": "berth-emulate", fd.adminClaim(): "[" + fd.auth.AdminGroup + "]"}
 		rec := &responseRecorder{header: http.Header{}}
-		fd.serve(rec, ctx, route, fd.event(req, route, params, claims, raw))
+		fd.serve(ctx, rec, route, fd.event(req, route, params, claims, raw))
 		if rec.status != http.StatusOK && rec.status != http.StatusCreated {
 			return fmt.Errorf("template %s: PUT %s: %d %s", file, path, rec.status, rec.body.String())
 		}

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -37,7 +38,7 @@ func NoDeps(t *testing.T, mustHave string, forbidden []string) {
 			out, err := cmd.Output()
 			if err != nil {
 				stderr := ""
-				if ee, ok := err.(*exec.ExitError); ok {
+				if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 					stderr = string(ee.Stderr)
 				}
 				t.Fatalf("go list -deps: %v\n%s", err, stderr)
