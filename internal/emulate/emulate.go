@@ -318,7 +318,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return errors.New("the template routes no HTTP API event to a function")
 	}
 	fd := &frontDoor{routes: stack.Routes, fns: fns, auth: cfg.Auth, region: tplOpts.Region, apiID: "emulated", log: log}
-	ln, err := net.Listen("tcp", o.Addr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("EMULATE_ADDR %s: %w", o.Addr, err)
 	}

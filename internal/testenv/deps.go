@@ -33,7 +33,7 @@ func NoDeps(t *testing.T, mustHave string, forbidden []string) {
 	} {
 		t.Run(build.name, func(t *testing.T) {
 			args := append([]string{"list", "-deps"}, build.args...)
-			cmd := exec.Command(goBin, append(args, ".")...)
+			cmd := exec.CommandContext(t.Context(), goBin, append(args, ".")...)
 			cmd.Env = append(cmd.Environ(), build.env...)
 			out, err := cmd.Output()
 			if err != nil {
