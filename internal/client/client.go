@@ -46,11 +46,12 @@ type (
 	Template = container.Template
 	// Event is one entry of an instance's event history.
 	Event = container.Event
-	// Group is GET /api/groups/{group}; GroupSummary one item of
-	// GET /api/groups; GroupResult the answer to a finish or reset.
-	Group        = container.Group
+	// Group is GET /api/groups/{group}.
+	Group = container.Group
+	// GroupSummary is one item of GET /api/groups.
 	GroupSummary = container.GroupSummary
-	GroupResult  = container.GroupResult
+	// GroupResult is the answer to a group finish or reset.
+	GroupResult = container.GroupResult
 )
 
 // Version is the client's version, sent in the default User-Agent.
