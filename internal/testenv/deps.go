@@ -62,7 +62,7 @@ func NoDeps(t *testing.T, mustHave string, forbidden []string) {
 // package in want, in the Lambda build (linux/arm64, lambda.norpc).
 func Links(t *testing.T, want ...string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", "-tags", "lambda.norpc", ".")
+	cmd := exec.CommandContext(t.Context(), filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", "-tags", "lambda.norpc", ".")
 	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
 	out, err := cmd.Output()
 	if err != nil {
