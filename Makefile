@@ -6,7 +6,7 @@
 #   make synth   the CDK stack's CloudFormation template into infra/cdk.out/ (offline; builds first)
 #   make bench   all benchmarks, same services (BENCH=regexp BENCHTIME=1s|100x PKGS=./internal/...)
 #   make chaos   the long chaos run of berth serve (BERTH_CHAOS_SEED=n replays a run, BERTH_CHAOS_OPS=n sizes it)
-#   make lint    gofmt + go vet + cfn-lint template.yaml (when cfn-lint is installed)
+#   make lint    gofmt + go vet + golangci-lint (.golangci.yml) + cfn-lint template.yaml (when installed)
 #   make build-<LogicalId> ARTIFACTS_DIR=dir   one function of template.yaml (what `sam build` calls)
 #   make run     berth serve on this machine: API on http://127.0.0.1:8080 (ARGS="--addr 127.0.0.1:9090")
 #   make emulate the SAM stack of template.yaml on this machine: API on http://$EMULATE_ADDR (default 127.0.0.1:3000)
@@ -102,6 +102,8 @@ lint:
 	@unformatted=$$(find . -name '*.go' -not -path './.git/*' -not -path './dist/*' -not -path '*/node_modules/*' -not -path './cdk.out/*' -print0 | xargs -0 -r gofmt -l); \
 	if [[ -n $$unformatted ]]; then echo "gofmt: these files need \`gofmt -w\`:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	@# Pinned in scripts/golangci-lint.sh, built into $$HOME/.cache/berth/ on first use.
+	bash scripts/golangci-lint.sh run $(PKGS)
 	@# cfn-lint (with aws-sam-translator) comes with the machine image, not from a registry: skipped
 	@# where absent, any error fails the lint where present (exit code 4 is warnings only).
 	@if command -v cfn-lint >/dev/null 2>&1; then \

@@ -50,7 +50,8 @@ func TestServeAndStop(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, "BERTH_CONFIG="+cfg, "EMULATE_ADDR="+addr)
+	env = append(env, "BERTH_CONFIG="+cfg, "EMULATE_ADDR="+addr)
+	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -10,10 +10,16 @@ import (
 )
 
 func main() {
+	os.Exit(run())
+}
+
+// run is main without os.Exit, so that the signal handler is released
+// before the process exits.
+func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		os.Exit(runServe(ctx, os.Args[2:], os.Stdout, os.Stderr))
+		return runServe(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	}
-	os.Exit(runCLI(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	return runCLI(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
 }

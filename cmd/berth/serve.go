@@ -211,7 +211,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 		Manager: s.manager, Auth: auth, Logger: log, BodyLimit: cfg.Server.RequestBodyLimit,
 		WaitMax: cfg.Server.WaitMax, MaxWaiters: cfg.Server.MaxWaiters, Health: s.health,
 	})
-	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.Server.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Server.Addr, err)
 	}

@@ -231,7 +231,7 @@ func (e *serveEnv) start() {
 		resp, err := http.Get("http://" + e.addr + "/readyz")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 {
+			if resp.StatusCode == http.StatusOK {
 				return
 			}
 		}

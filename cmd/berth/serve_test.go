@@ -192,10 +192,8 @@ func TestServeBurst(t *testing.T) {
 						creating++
 					}
 				}
-				for cur := maxCreating.Load(); int64(creating) > cur && !maxCreating.CompareAndSwap(cur, int64(creating)); cur = maxCreating.Load() {
-				}
-				for cur := maxUnfinished.Load(); int64(unfinished) > cur && !maxUnfinished.CompareAndSwap(cur, int64(unfinished)); cur = maxUnfinished.Load() {
-				}
+				raiseTo(&maxCreating, int64(creating))
+				raiseTo(&maxUnfinished, int64(unfinished))
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -243,4 +241,13 @@ func TestServeBurst(t *testing.T) {
 	t.Logf("burst: %d accepted, %d refused, all running after %s; at most %d creating, %d unfinished at once",
 		len(accepted), refused, time.Since(began).Round(time.Millisecond), maxCreating.Load(), maxUnfinished.Load())
 	e.stop()
+}
+
+// raiseTo sets m to v if v is larger, safely against concurrent callers.
+func raiseTo(m *atomic.Int64, v int64) {
+	for cur := m.Load(); v > cur; cur = m.Load() {
+		if m.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }

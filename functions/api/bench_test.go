@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -35,7 +36,7 @@ func BenchmarkCreateRequest(b *testing.B) {
 			t0 := time.Now()
 			resp, _ := a.Handle(ctx, ev)
 			lat = append(lat, time.Since(t0))
-			if resp.StatusCode != 202 {
+			if resp.StatusCode != http.StatusAccepted {
 				b.Fatalf("create: %d %s", resp.StatusCode, resp.Body)
 			}
 		}
@@ -63,7 +64,7 @@ func BenchmarkCreateRequest(b *testing.B) {
 					t0 := time.Now()
 					resp, _ := a.Handle(ctx, ev)
 					lat[i] = time.Since(t0)
-					if resp.StatusCode != 202 {
+					if resp.StatusCode != http.StatusAccepted {
 						failures.Add(1)
 						firstFailure.CompareAndSwap(nil, fmt.Sprintf("%d %s", resp.StatusCode, resp.Body))
 					}
@@ -90,7 +91,7 @@ func benchSetup(b *testing.B, open func(testing.TB, func() time.Time) store.Stor
 	}
 	cfg.Container.CreateQueueMaxPending = 1 << 30
 	a := newAdapter(cfg, open(b, time.Now), quietLogger(), nil)
-	if resp, _ := a.Handle(context.Background(), fixtureEvent(b, "put-template", "")); resp.StatusCode != 201 {
+	if resp, _ := a.Handle(context.Background(), fixtureEvent(b, "put-template", "")); resp.StatusCode != http.StatusCreated {
 		b.Fatalf("put-template: %d %s", resp.StatusCode, resp.Body)
 	}
 	return a, fixtureEvent(b, "create", "")

@@ -288,7 +288,7 @@ func runScenario(t *testing.T, s store.Store, invoke func(events.APIGatewayV2HTT
 		used[st.fixture] = true
 		checkResponse(t, st.fixture, ev, resp)
 		checkContract(t, st.fixture, ev, resp)
-		if st.fixture == "create" && resp.StatusCode == 202 {
+		if st.fixture == "create" && resp.StatusCode == http.StatusAccepted {
 			var in container.Instance
 			if err := json.Unmarshal([]byte(resp.Body), &in); err != nil || in.ID == "" {
 				t.Fatalf("create: %v: %s", err, resp.Body)
@@ -328,7 +328,7 @@ func checkResponse(t *testing.T, name string, ev events.APIGatewayV2HTTPRequest,
 	if got := resp.Headers["X-Request-Id"]; got != ev.RequestContext.RequestID {
 		t.Errorf("%s: X-Request-Id %q, want API Gateway's %q", name, got, ev.RequestContext.RequestID)
 	}
-	if resp.StatusCode == 204 {
+	if resp.StatusCode == http.StatusNoContent {
 		if resp.Body != "" {
 			t.Errorf("%s: 204 with a body %q", name, resp.Body)
 		}
@@ -431,11 +431,11 @@ func TestAdminClaimFromConfig(t *testing.T) {
 	a := newAdapter(cfg, s, quietLogger(), nil)
 	ev := fixtureEvent(t, "put-template", "")
 	claims := ev.RequestContext.Authorizer.JWT.Claims
-	if resp, _ := a.Handle(context.Background(), ev); resp.StatusCode != 403 {
+	if resp, _ := a.Handle(context.Background(), ev); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("cognito:groups no longer configured, still admin: %d %s", resp.StatusCode, resp.Body)
 	}
 	claims["groups"] = "ops,platform"
-	if resp, _ := a.Handle(context.Background(), ev); resp.StatusCode != 201 {
+	if resp, _ := a.Handle(context.Background(), ev); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("groups=ops,platform not admin: %d %s", resp.StatusCode, resp.Body)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func TestHostileInputs(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		a := newTestAdapter(t, b.Open(t, time.Now))
 		ctx := context.Background()
-		if resp, _ := a.Handle(ctx, fixtureEvent(t, "put-template", "")); resp.StatusCode != 201 {
+		if resp, _ := a.Handle(ctx, fixtureEvent(t, "put-template", "")); resp.StatusCode != http.StatusCreated {
 			t.Fatalf("put-template: %d %s", resp.StatusCode, resp.Body)
 		}
 		for _, tc := range cases {

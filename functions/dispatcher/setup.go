@@ -40,9 +40,3 @@ func newHandler(cfg *config.Config, st store.OutboxStore, sqsClient sqsqueue.API
 		Logger:      logger,
 	}
 }
-
-// loadConfig is the dispatcher's configuration: the DynamoDB store and the
-// two SQS queues.
-func loadConfig(env func(string) (string, bool)) (*config.Config, error) {
-	return lambdaenv.LoadConfig("dispatcher", env, true)
-}

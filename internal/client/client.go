@@ -37,17 +37,21 @@ import (
 	"github.com/berth-io/berth/internal/container"
 )
 
-// The API's resource shapes. They are the server's own types, so a client
-// and a server built from the same tree agree on every field.
+// The API's resource shapes are the server's own types, so a client and a
+// server built from the same tree agree on every field.
 type (
+	// Instance is one container instance as the API returns it.
 	Instance = container.Instance
+	// Template is one container template as the API returns it.
 	Template = container.Template
-	Event    = container.Event
-	// Group is GET /api/groups/{group}; GroupSummary one item of
-	// GET /api/groups; GroupResult the answer to a finish or reset.
-	Group        = container.Group
+	// Event is one entry of an instance's event history.
+	Event = container.Event
+	// Group is GET /api/groups/{group}.
+	Group = container.Group
+	// GroupSummary is one item of GET /api/groups.
 	GroupSummary = container.GroupSummary
-	GroupResult  = container.GroupResult
+	// GroupResult is the answer to a group finish or reset.
+	GroupResult = container.GroupResult
 )
 
 // Version is the client's version, sent in the default User-Agent.

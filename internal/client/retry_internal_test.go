@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -66,7 +67,7 @@ func TestRetryDelays(t *testing.T) {
 	n.Store(0)
 	c.maxRetries = 0
 	_, err = c.ListTemplates(context.Background())
-	if e, ok := err.(*Error); !ok || e.Status != 503 || e.Problem.Title != "Service Unavailable" {
+	if e := (*Error)(nil); !errors.As(err, &e) || e.Status != 503 || e.Problem.Title != "Service Unavailable" {
 		t.Fatalf("%#v", err)
 	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"crypto/subtle"
+	"errors"
 	"fmt"
 
 	"gopkg.in/yaml.v3"
@@ -101,7 +102,7 @@ func decodeKnown(v *yaml.Node, e *tokenEntry) *yaml.TypeError {
 			errs = append(errs, fmt.Sprintf("line %d: field %s not found in type config.tokenEntry", k.Line, k.Value))
 			continue
 		}
-		if te, ok := err.(*yaml.TypeError); ok {
+		if te := (*yaml.TypeError)(nil); errors.As(err, &te) {
 			errs = append(errs, te.Errors...)
 		} else if err != nil {
 			errs = append(errs, fmt.Sprintf("line %d: %v", val.Line, err))

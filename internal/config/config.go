@@ -19,9 +19,9 @@ type Config struct {
 	Secrets    Secrets    `yaml:"secrets"`
 }
 
-// Container is the `container:` section. The first eight keys are the
-// seed's (container-worker-queue.md), with its names and defaults, so a
-// gobrave config.yml section carries over unchanged; the rest are berth's.
+// Container is the `container:` section. The first eight keys keep the
+// names and defaults of the container-worker-queue design berth implements,
+// so a gobrave config.yml section carries over unchanged; the rest are berth's.
 type Container struct {
 	// RefreshImageStatusOnStart stores each template's image status per host
 	// (shown on GET /api/templates/{name}) at start-up, and on AWS at the
@@ -47,7 +47,8 @@ type Container struct {
 	CreateQueueMaxPending int `yaml:"create_queue_max_pending"`
 
 	// CreateStartTimeout is how long a creation slot is held waiting for the
-	// container to become stable (the seed's fixed 5 minutes).
+	// container to become stable. Defaults to 5 minutes, the fixed value of
+	// the container-worker-queue design.
 	CreateStartTimeout time.Duration `yaml:"create_start_timeout"`
 	// MaxAttempts is how often an operation is tried before the instance
 	// goes to failed (SQS maxReceiveCount on AWS).
@@ -79,7 +80,8 @@ type Container struct {
 // stop it, or delete it.
 type CleanupPolicy string
 
-// The cleanup policies of the seed.
+// The cleanup policies: what happens to runtime objects when an instance
+// is deleted or fails.
 const (
 	CleanupNone   CleanupPolicy = "none"
 	CleanupStop   CleanupPolicy = "stop"

@@ -28,9 +28,10 @@ func writeFile(t *testing.T, body string) string {
 	return p
 }
 
-// TestDefaultsAreTheSeeds pins each default, the seed's eight first: a
-// changed default changes behaviour for everyone without a config file.
-func TestDefaultsAreTheSeeds(t *testing.T) {
+// TestDefaultsArePinned pins each default, the eight container-worker-queue
+// keys first: a changed default changes behaviour for everyone without a
+// config file.
+func TestDefaultsArePinned(t *testing.T) {
 	for _, env := range []func(string) (string, bool){nil, noEnv} {
 		cfg, err := Load("", env)
 		if err != nil {
@@ -45,7 +46,7 @@ func TestDefaultsAreTheSeeds(t *testing.T) {
 		key       string
 		got, want any
 	}{
-		// The seed's container-worker-queue.md.
+		// The container-worker-queue keys, whose defaults a carried-over config.yml relies on.
 		{"container.refresh_image_status_on_start", c.Container.RefreshImageStatusOnStart, true},
 		{"container.recover_running_dag_on_start", c.Container.RecoverRunningDAGOnStart, true},
 		{"container.cleanup_dag_node_containers_before_start", c.Container.CleanupDAGNodeContainersBeforeStart, true},

@@ -7,7 +7,7 @@
 //
 // # Sources, in order
 //
-//  1. Defaults ([Default]): the seed's container-worker-queue values plus
+//  1. Defaults ([Default]): the container-worker-queue keys' values plus
 //     berth's own, chosen so that `berth serve` runs with no file at all.
 //  2. The YAML file, if a path is given. Unknown keys are errors, so a typo
 //     fails at start-up instead of silently keeping a default.

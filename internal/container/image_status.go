@@ -3,7 +3,7 @@ package container
 import "time"
 
 // ImageStatus is a template's image as one Docker host (or Kubernetes
-// cluster) had it when berth last looked: the seed's image status, refreshed
+// cluster) had it when berth last looked, refreshed
 // at start when container.refresh_image_status_on_start is true (and by the
 // reconciler on AWS). It is berth's to write: a template PUT clears it.
 type ImageStatus struct {

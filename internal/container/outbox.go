@@ -5,7 +5,7 @@ import "time"
 // Op is an operation a worker carries out on the runtime.
 type Op string
 
-// The four operations of the seed.
+// The four operations a worker carries out on a runtime.
 const (
 	OpCreate Op = "create"
 	OpStart  Op = "start"

@@ -318,7 +318,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return errors.New("the template routes no HTTP API event to a function")
 	}
 	fd := &frontDoor{routes: stack.Routes, fns: fns, auth: cfg.Auth, region: tplOpts.Region, apiID: "emulated", log: log}
-	ln, err := net.Listen("tcp", o.Addr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("EMULATE_ADDR %s: %w", o.Addr, err)
 	}
@@ -468,7 +468,7 @@ func putTemplates(ctx context.Context, fd *frontDoor, dir string, log *slog.Logg
 		}
 		claims := map[string]string{"sub": "berth-emulate", fd.adminClaim(): "[" + fd.auth.AdminGroup + "]"}
 		rec := &responseRecorder{header: http.Header{}}
-		fd.serve(rec, ctx, route, fd.event(req, route, params, claims, raw))
+		fd.serve(ctx, rec, route, fd.event(req, route, params, claims, raw))
 		if rec.status != http.StatusOK && rec.status != http.StatusCreated {
 			return fmt.Errorf("template %s: PUT %s: %d %s", file, path, rec.status, rec.body.String())
 		}

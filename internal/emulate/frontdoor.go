@@ -178,12 +178,12 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev := fd.event(r, route, params, claims, body)
-	fd.serve(w, r.Context(), route, ev)
+	fd.serve(r.Context(), w, route, ev)
 }
 
 // serve invokes the route's function and writes its response as API
 // Gateway maps a payload 2.0 response.
-func (fd *frontDoor) serve(w http.ResponseWriter, ctx context.Context, route *samtemplate.Route, ev events.APIGatewayV2HTTPRequest) {
+func (fd *frontDoor) serve(ctx context.Context, w http.ResponseWriter, route *samtemplate.Route, ev events.APIGatewayV2HTTPRequest) {
 	fn := fd.fns[route.Function]
 	payload, err := json.Marshal(ev)
 	if err != nil {

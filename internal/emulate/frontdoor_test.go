@@ -19,7 +19,7 @@ func TestFrontDoor(t *testing.T) {
 			name, token string
 		}{{"missing token", ""}, {"unknown token", "not-a-token"}} {
 			r := st.do(http.MethodGet, "/api/containers", tc.token, nil)
-			if r.status != http.StatusUnauthorized || string(r.json(t)["message"].(string)) != "Unauthorized" {
+			if r.status != http.StatusUnauthorized || r.json(t)["message"].(string) != "Unauthorized" {
 				t.Errorf("%s: %d %s, want 401 {\"message\":\"Unauthorized\"}", tc.name, r.status, r.body)
 			}
 		}

@@ -72,10 +72,10 @@ func TestGatewayAnswers(t *testing.T) {
 			t.Errorf("%s %s (%q): %d %s, want %d", tc.method, tc.path, tc.auth, w.Code, w.Body, tc.want)
 		}
 	}
-	if c, ok := fd.claims(httptest.NewRequest("GET", "/", nil)); ok || c != nil {
+	if c, ok := fd.claims(httptest.NewRequest(http.MethodGet, "/", nil)); ok || c != nil {
 		t.Error("claims without a token")
 	}
-	r := httptest.NewRequest("GET", "/", nil)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.Header.Set("Authorization", "Bearer good-token")
 	if c, ok := fd.claims(r); !ok || c["sub"] != "alice" || c["cognito:groups"] != "" {
 		t.Errorf("claims %v %v", c, ok)

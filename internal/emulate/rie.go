@@ -184,7 +184,9 @@ func (f *Function) start(ctx context.Context, n int) (*instance, error) {
 		if err != nil {
 			return nil, err
 		}
-		cmd := exec.Command(f.rie,
+		// Not CommandContext: the instance outlives the request that started it
+		// and is ended by Stop, which also ends the bootstrap's process group.
+		cmd := exec.Command(f.rie, //nolint:noctx // see above
 			"--runtime-interface-emulator-address", "127.0.0.1:"+port,
 			"--runtime-api-address", "127.0.0.1:"+apiPort,
 			f.bootstrap)
@@ -229,7 +231,7 @@ func waitListening(ctx context.Context, addr string, done <-chan struct{}) error
 			return ctx.Err()
 		default:
 		}
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
+		if c, err := (&net.Dialer{Timeout: 100 * time.Millisecond}).DialContext(ctx, "tcp", addr); err == nil {
 			_ = c.Close()
 			return nil
 		}
@@ -348,7 +350,7 @@ func (f *Function) Stop() {
 }
 
 func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}

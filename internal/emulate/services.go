@@ -82,7 +82,9 @@ func (s *service) down(logw io.Writer) error {
 	if s.state == "" {
 		return nil
 	}
-	cmd := exec.Command("bash", s.script, "down", s.state)
+	// Not CommandContext: down runs at shutdown, when the run's context is
+	// already cancelled, and must still stop the services.
+	cmd := exec.Command("bash", s.script, "down", s.state) //nolint:noctx // see above
 	cmd.Stdout, cmd.Stderr = logw, logw
 	return cmd.Run()
 }

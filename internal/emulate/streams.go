@@ -21,7 +21,7 @@ import (
 // between retries of a failed batch.
 const (
 	streamPollInterval = 100 * time.Millisecond
-	streamRetryMin     = 100 * time.Millisecond
+	streamRetryFirst   = 100 * time.Millisecond
 	streamRetryMax     = 2 * time.Second
 )
 
@@ -98,7 +98,7 @@ func (p *streamPoller) run(ctx context.Context) {
 // process delivers one batch until it succeeds or is given up.
 func (p *streamPoller) process(ctx context.Context, batch []events.DynamoDBEventRecord, retries int) {
 	st := p.m.Settings
-	backoff := streamRetryMin
+	backoff := streamRetryFirst
 	for ctx.Err() == nil {
 		if st.MaxRecordAge > 0 && time.Since(batch[0].Change.ApproximateCreationDateTime.Time) > st.MaxRecordAge {
 			p.giveUp(ctx, batch, "RecordAgeExceeded", retries)

@@ -1,4 +1,4 @@
-// Package fsm holds the container lifecycle state machine of the seed design:
+// Package fsm holds the container lifecycle state machine:
 // the twelve statuses and the table of allowed transitions between them.
 // Every status change in berth goes through Check, in every store backend,
 // worker and reconciler, so the table here is the single source of truth.
@@ -12,7 +12,7 @@ import (
 // Status is a container instance's lifecycle status.
 type Status string
 
-// The statuses, exactly the seed's. Paused is deprecated but kept so that
+// The statuses, with the names stored instances carry. Paused is deprecated but kept so that
 // stored instances and the transition table stay compatible.
 const (
 	Pending       Status = "pending"
@@ -32,13 +32,14 @@ const (
 // ErrInvalidTransition is matched (errors.Is) by every error Check returns.
 var ErrInvalidTransition = errors.New("invalid transition")
 
-// All lists every status in the seed's order.
+// All lists every status in lifecycle order.
 var All = []Status{
 	Pending, Creating, Running, Paused, StopPending, Stopping, Stopped,
 	StartPending, Starting, DeletePending, Deleting, Failed,
 }
 
-// transitions is the seed's "FSM Transition Rules" table.
+// transitions is the table of allowed transitions: from each status, the
+// statuses it may move to. Anything not listed is ErrInvalidTransition.
 var transitions = map[Status][]Status{
 	Pending:       {Creating, Failed, DeletePending},
 	Creating:      {Running, Failed, Stopped, DeletePending},
@@ -95,7 +96,7 @@ func (s Status) Valid() bool {
 	return ok
 }
 
-// Terminal reports whether s ends the seed's lifecycle (stopped, failed):
+// Terminal reports whether s ends a lifecycle (stopped, failed):
 // nothing runs and nothing is in flight. A terminal instance may still be
 // started again or deleted by a new request.
 func (s Status) Terminal() bool { return s == Stopped || s == Failed }

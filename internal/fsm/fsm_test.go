@@ -8,10 +8,10 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 )
 
-// seedTable is a literal copy of the seed's "FSM Transition Rules" diagram,
+// designTable is a literal copy of the design's "FSM Transition Rules" diagram,
 // kept apart from the package's own table so that a typo in one is caught
 // by the other.
-const seedTable = `
+const designTable = `
 pending --> creating
 pending --> failed
 pending --> delete_pending
@@ -51,24 +51,24 @@ stopped --> delete_pending
 failed --> delete_pending
 `
 
-func seedAllowed(t *testing.T) map[[2]fsm.Status]bool {
+func designAllowed(t *testing.T) map[[2]fsm.Status]bool {
 	t.Helper()
 	m := map[[2]fsm.Status]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(seedTable), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(designTable), "\n") {
 		from, to, ok := strings.Cut(line, " --> ")
 		if !ok {
-			t.Fatalf("bad seed line %q", line)
+			t.Fatalf("bad table line %q", line)
 		}
 		m[[2]fsm.Status{fsm.Status(from), fsm.Status(to)}] = true
 	}
 	return m
 }
 
-func TestCheckMatchesSeedTableOnAllPairs(t *testing.T) {
+func TestCheckMatchesDesignTableOnAllPairs(t *testing.T) {
 	if len(fsm.All) != 12 {
 		t.Fatalf("want 12 statuses, got %d", len(fsm.All))
 	}
-	want := seedAllowed(t)
+	want := designAllowed(t)
 	pairs, allowedCount := 0, 0
 	for _, from := range fsm.All {
 		for _, to := range fsm.All {
@@ -82,7 +82,7 @@ func TestCheckMatchesSeedTableOnAllPairs(t *testing.T) {
 				continue
 			}
 			if err == nil {
-				t.Errorf("Check(%s, %s) allowed, seed forbids it", from, to)
+				t.Errorf("Check(%s, %s) allowed, the design table forbids it", from, to)
 				continue
 			}
 			if !errors.Is(err, fsm.ErrInvalidTransition) {
@@ -94,7 +94,7 @@ func TestCheckMatchesSeedTableOnAllPairs(t *testing.T) {
 		}
 	}
 	if pairs != 144 || allowedCount != len(want) {
-		t.Fatalf("walked %d pairs, %d allowed; seed has %d", pairs, allowedCount, len(want))
+		t.Fatalf("walked %d pairs, %d allowed; the design table has %d", pairs, allowedCount, len(want))
 	}
 }
 

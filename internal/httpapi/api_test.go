@@ -322,7 +322,7 @@ func testLifecycle(t *testing.T, a *api) {
 	if started.Status != fsm.StartPending {
 		t.Fatalf("after start: %s", started.Status)
 	}
-	// start_pending → delete_pending is not in the seed's table.
+	// start_pending → delete_pending is not an allowed transition.
 	a.mustStatus(a.do("DELETE", p, alice, "", nil), 409)
 	a.drive(in.ID, fsm.Starting)
 	a.drive(in.ID, fsm.Running)

@@ -111,7 +111,7 @@ func FuzzDecodeCreate(f *testing.F) {
 	h, _ := fuzzAPI(f)
 	allowed := map[int]bool{202: true, 400: true, 413: true, 422: true, 429: true}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		r := httptest.NewRequest("POST", "/api/containers", bytes.NewReader(body))
+		r := httptest.NewRequest(http.MethodPost, "/api/containers", bytes.NewReader(body))
 		r.Header.Set("Authorization", "Bearer "+alice)
 		r.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()

@@ -67,7 +67,7 @@ func TestOpenAPIServed(t *testing.T) {
 	h := apicontract.Handler(t, httpapi.New(httpapi.Options{Manager: manager.New(manager.Options{Store: teststores.Bolt(t, time.Now)}),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Auth: httpapi.TokenAuth(nil)}))
 	get := func(headers map[string]string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest("GET", httpapi.OpenAPIPath, nil)
+		req := httptest.NewRequest(http.MethodGet, httpapi.OpenAPIPath, nil)
 		for k, v := range headers {
 			req.Header.Set(k, v)
 		}
@@ -105,7 +105,7 @@ func TestOpenAPIServed(t *testing.T) {
 	if r := get(map[string]string{"If-None-Match": `"stale"`}); r.Code != http.StatusOK {
 		t.Errorf("If-None-Match with a stale ETag: %d, want 200", r.Code)
 	}
-	req := httptest.NewRequest("POST", httpapi.OpenAPIPath, strings.NewReader("{}"))
+	req := httptest.NewRequest(http.MethodPost, httpapi.OpenAPIPath, strings.NewReader("{}"))
 	r := httptest.NewRecorder()
 	h.ServeHTTP(r, req)
 	if r.Code != http.StatusMethodNotAllowed || r.Header().Get("Allow") != "GET" {

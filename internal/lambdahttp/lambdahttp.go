@@ -114,7 +114,7 @@ func (a *Adapter) Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 	if ev.IsBase64Encoded {
 		body, err = base64.StdEncoding.DecodeString(ev.Body)
 		if err != nil {
-			return nil, fmt.Errorf("body is not valid base64: %v", err)
+			return nil, fmt.Errorf("body is not valid base64: %w", err)
 		}
 	} else {
 		body = []byte(ev.Body)
@@ -128,7 +128,7 @@ func (a *Adapter) Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 	}
 	req, err := http.NewRequestWithContext(ctx, method, "/", bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("building the request: %v", err)
+		return nil, fmt.Errorf("building the request: %w", err)
 	}
 	req.URL = u // as received, not re-parsed
 	req.RequestURI = u.RequestURI()
@@ -188,7 +188,7 @@ func requestURL(ev events.APIGatewayV2HTTPRequest) (*url.URL, error) {
 	}
 	p, err := url.PathUnescape(raw)
 	if err != nil {
-		return nil, fmt.Errorf("invalid path %q: %v", raw, err)
+		return nil, fmt.Errorf("invalid path %q: %w", raw, err)
 	}
 	u := &url.URL{Path: p, RawQuery: ev.RawQueryString}
 	if u.EscapedPath() != raw {

@@ -328,7 +328,7 @@ func TestMalformedEvent(t *testing.T) {
 func TestPanicIsA500(t *testing.T) {
 	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
 	resp, err := lambdahttp.New(h, lambdahttp.Options{Logger: quiet()}).Handle(context.Background(), event("GET", "/", nil))
-	if err != nil || resp.StatusCode != 500 || !strings.Contains(resp.Body, "Qx1yZg-ZFiAEMfQ=") {
+	if err != nil || resp.StatusCode != http.StatusInternalServerError || !strings.Contains(resp.Body, "Qx1yZg-ZFiAEMfQ=") {
 		t.Fatalf("got %d %v: %s", resp.StatusCode, err, resp.Body)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 )
 
-// GroupPolicies are the seed's DAG keys as berth applies them to the
+// GroupPolicies are the DAG keys of the container: config section as berth applies them to the
 // members of a group (instances created with the same group). The zero
 // value applies no policy at all.
 type GroupPolicies struct {

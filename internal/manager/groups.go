@@ -13,7 +13,7 @@ import (
 	"github.com/berth-io/berth/internal/store"
 )
 
-// ErrResetDisabled: a group reset while
+// ErrResetDisabled answers a group reset while
 // container.cleanup_dag_node_containers_before_start is false (409).
 var ErrResetDisabled = errors.New("group reset is switched off: container.cleanup_dag_node_containers_before_start is false")
 

@@ -18,7 +18,7 @@ type Result struct {
 	Enqueued bool
 }
 
-// lifecycleOp describes one user operation of the seed.
+// lifecycleOp describes one user operation on an existing instance (start, stop, delete).
 type lifecycleOp struct {
 	name   string // for messages: "start"
 	op     container.Op
@@ -30,7 +30,7 @@ type lifecycleOp struct {
 var (
 	startOp = lifecycleOp{name: "start", op: container.OpStart, to: fsm.StartPending, event: container.EventStartRequested,
 		noWork: func(s fsm.Status) bool { return s == fsm.StartPending || s == fsm.Starting }}
-	// Stop on a terminal instance is a no-op answered 200 (the seed skips it).
+	// Stop on a terminal instance is a no-op answered 200: there is nothing to stop.
 	stopOp = lifecycleOp{name: "stop", op: container.OpStop, to: fsm.StopPending, event: container.EventStopRequested,
 		noWork: func(s fsm.Status) bool { return s.Terminal() || s == fsm.StopPending || s == fsm.Stopping }}
 	// Delete of an instance already being deleted enqueues nothing new.

@@ -1,5 +1,5 @@
-// Package reconcile is berth's recovery loop (the seed's
-// RunRuntimeReconciler / RecoverRuntimeMonitoring): one bounded pass,
+// Package reconcile is berth's recovery loop, which brings stored statuses
+// back in line with what the runtimes report: one bounded pass,
 // Reconciler.Run, that the reconciler Lambda runs on an EventBridge schedule
 // and the local server runs on a ticker (Loop). A pass
 //

@@ -36,6 +36,10 @@ func (l *listing) unreachable(inst container.Instance) bool {
 }
 
 // downNodes collects the nodes named by the runtime errors in err's tree.
+// It walks the tree itself because errors.As stops at the first match and
+// every node is wanted.
+//
+//nolint:errorlint // see above
 func downNodes(err error, into map[string]bool) {
 	if re, ok := err.(*runtime.Error); ok && re.Node != "" {
 		into[re.Node] = true

@@ -189,9 +189,8 @@ type parser struct {
 	paramRefs map[string]bool // declared parameters
 	// names caches each resource's physical name (resolving it may need
 	// other resources' names).
-	names   map[string]string
-	naming  map[string]bool
-	skipped map[string]bool // resources whose Condition is false
+	names  map[string]string
+	naming map[string]bool
 }
 
 // typeOf returns a resource's Type.

@@ -202,6 +202,7 @@ type Int struct {
 	Set bool
 }
 
+// UnmarshalJSON accepts a number or a numeric string, as CloudFormation does.
 func (i *Int) UnmarshalJSON(b []byte) error {
 	s := strings.Trim(string(b), `"`)
 	if s == "null" || s == "" {
@@ -221,6 +222,7 @@ type Bool struct {
 	Set bool
 }
 
+// UnmarshalJSON accepts a boolean or a boolean string, as CloudFormation does.
 func (v *Bool) UnmarshalJSON(b []byte) error {
 	s := strings.Trim(string(b), `"`)
 	if s == "null" || s == "" {
@@ -237,6 +239,7 @@ func (v *Bool) UnmarshalJSON(b []byte) error {
 // Str is a string that may come as a number (a Ref to a Number parameter).
 type Str string
 
+// UnmarshalJSON accepts a string or a scalar, kept as its text.
 func (s *Str) UnmarshalJSON(b []byte) error {
 	var x any
 	if err := json.Unmarshal(b, &x); err != nil {

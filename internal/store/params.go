@@ -9,7 +9,7 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 )
 
-// ErrInvalidParams: a write's parameters break the contract (an instance
+// ErrInvalidParams is returned when a write's parameters break the contract (an instance
 // born in another status than pending, an outbox item for another
 // instance…). It is the caller's bug; nothing was written.
 var ErrInvalidParams = errors.New("invalid store parameters")

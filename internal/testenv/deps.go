@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -32,12 +33,12 @@ func NoDeps(t *testing.T, mustHave string, forbidden []string) {
 	} {
 		t.Run(build.name, func(t *testing.T) {
 			args := append([]string{"list", "-deps"}, build.args...)
-			cmd := exec.Command(goBin, append(args, ".")...)
+			cmd := exec.CommandContext(t.Context(), goBin, append(args, ".")...)
 			cmd.Env = append(cmd.Environ(), build.env...)
 			out, err := cmd.Output()
 			if err != nil {
 				stderr := ""
-				if ee, ok := err.(*exec.ExitError); ok {
+				if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 					stderr = string(ee.Stderr)
 				}
 				t.Fatalf("go list -deps: %v\n%s", err, stderr)
@@ -61,7 +62,7 @@ func NoDeps(t *testing.T, mustHave string, forbidden []string) {
 // package in want, in the Lambda build (linux/arm64, lambda.norpc).
 func Links(t *testing.T, want ...string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", "-tags", "lambda.norpc", ".")
+	cmd := exec.CommandContext(t.Context(), filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", "-tags", "lambda.norpc", ".")
 	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
 	out, err := cmd.Output()
 	if err != nil {

@@ -58,7 +58,7 @@ func (w *Worker) Consume(ctx context.Context, q queue.Queue, concurrency int) er
 }
 
 // handle processes one delivery and settles it with the queue. Processing
-// is not cancelled by shutdown: the message in hand is finished (the seed's
+// is not cancelled by shutdown: the message in hand is finished (a
 // create keeps its slot until stable), bounded by the create start timeout.
 func (w *Worker) handle(ctx context.Context, q queue.Queue, d queue.Delivery) {
 	res := w.Process(ctx, d)

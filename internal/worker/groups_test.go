@@ -16,7 +16,7 @@ import (
 	"github.com/berth-io/berth/internal/store/teststores"
 )
 
-// The group cleanup policies (the seed's DAG keys), on both stores and a
+// The group cleanup policies (the DAG keys of the container: config section), on both stores and a
 // real Docker engine: each key changes what happens to a member, the
 // policy travels as an outbox item written with what asked for it, and a
 // repeated delivery applies it once.

@@ -56,7 +56,8 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 		return stale("instance is %s", inst.Status)
 	}
 	// The slot is held from pending → creating until the container is
-	// stable or the start timeout passes (the seed's semaphore).
+	// stable or the start timeout passes, so that at most CreateSlots
+	// containers start at once on this worker.
 	if err := w.slots.Acquire(ctx); err != nil {
 		return err
 	}

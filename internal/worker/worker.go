@@ -1,5 +1,6 @@
-// Package worker carries out the seed's four operations (create, start,
-// stop, delete) and the group cleanup policies for queue messages. Delivery is at least once, so every
+// Package worker carries out the four container operations (create, start,
+// stop, delete) and the group cleanup policies for queue messages. Delivery
+// is at least once, so every
 // step is idempotent: runtime objects are named from the instance id, every
 // status change is a conditional write, and a message whose operation no
 // longer applies is acknowledged with the reason logged, never acted on.

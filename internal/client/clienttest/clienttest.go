@@ -81,7 +81,7 @@ func New(t testing.TB, o Options) *Server {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m := manager.New(manager.Options{Store: s, MaxPending: o.MaxPending, Runtimes: []string{"docker"},
 		BindRoots: []string{"/srv/berth"}, Logger: logger, WaitPoll: 5 * time.Millisecond, Groups: o.Groups})
-	var h http.Handler = httpapi.New(httpapi.Options{Manager: m, Logger: logger, WaitMax: o.WaitMax, RetryAfter: o.RetryAfter,
+	h := httpapi.New(httpapi.Options{Manager: m, Logger: logger, WaitMax: o.WaitMax, RetryAfter: o.RetryAfter,
 		Auth: httpapi.TokenAuth([]httpapi.TokenUser{
 			{Token: AdminToken, User: "root", Admin: true},
 			{Token: AliceToken, User: "alice"},

@@ -134,7 +134,7 @@ func (v *Validator) checkUnrouted(x Exchange, routeErr error) error {
 			return fmt.Errorf("405 with Allow %v, but the document lists %v for this path", got, want)
 		}
 	default:
-		return fmt.Errorf("%s %s is not in the document (%v), yet it was answered %d", x.Request.Method, x.Request.URL.Path, routeErr, x.Status)
+		return fmt.Errorf("%s %s is not in the document (%w), yet it was answered %d", x.Request.Method, x.Request.URL.Path, routeErr, x.Status)
 	}
 	ref := v.doc.Components.Responses[name]
 	if ref == nil || ref.Value == nil {

@@ -24,7 +24,8 @@ func newClient(hc config.DockerHost) (*client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("endpoint %q: %w", hc.Endpoint, err)
 	}
-	opts := []client.Opt{client.WithAPIVersionNegotiation()}
+	// The client negotiates the API version with the server by default.
+	var opts []client.Opt
 	switch u.Scheme {
 	case "unix":
 		if hc.TLS != nil {

@@ -2,7 +2,6 @@ package docker_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +144,3 @@ func noSecret(t testing.TB, err error) {
 		t.Fatalf("an env value leaked into an error: %v", err)
 	}
 }
-
-func isKind(err, kind error) bool { return errors.Is(err, kind) }

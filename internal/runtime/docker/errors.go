@@ -27,7 +27,7 @@ func classify(err error, op, instance, node string) error {
 		return err // already classified deeper down
 	}
 	kind := kindOf(err)
-	if kind == runtime.ErrUnavailable && (op == "create" || op == "start") && badSpec(err) {
+	if errors.Is(kind, runtime.ErrUnavailable) && (op == "create" || op == "start") && badSpec(err) {
 		kind = runtime.ErrInvalid
 	}
 	return runtime.NewError(kind, op, instance, node, err)

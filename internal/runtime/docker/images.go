@@ -10,8 +10,8 @@ import (
 )
 
 // ImageStatus is one template's image as one host has it: what the local
-// server reports at start-up in place of the seed's
-// refresh_image_status_on_start.
+// server reports at start-up when container.refresh_image_status_on_start
+// is set, so that a create fails fast on an image the host lacks.
 type ImageStatus struct {
 	Template   string `json:"template"`
 	Image      string `json:"image"`

@@ -82,7 +82,7 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("stop of a stopped container: %v", err)
 	}
 
-	// A stopped container starts again: the seed's stopped → start_pending.
+	// A stopped container starts again: the FSM allows stopped → start_pending.
 	if err := e.Start(ctx, ref); err != nil {
 		t.Fatalf("restart: %v", err)
 	}

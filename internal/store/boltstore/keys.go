@@ -62,10 +62,6 @@ func eventKey(id string, seq int64) []byte {
 	return binary.BigEndian.AppendUint64(k, uint64(seq))
 }
 
-func seqFromEventKey(k []byte) int64 {
-	return int64(binary.BigEndian.Uint64(k[len(k)-8:]))
-}
-
 // timeBytes encodes t so that byte order equals time order: UnixNano with
 // the sign bit flipped, big endian. Times outside UnixNano's range (years
 // before 1678 or after 2262, and the zero time) are clamped.
@@ -80,10 +76,6 @@ func timeBytes(t time.Time) []byte {
 		n = t.UnixNano()
 	}
 	return binary.BigEndian.AppendUint64(nil, uint64(n)^(1<<63))
-}
-
-func timeFromBytes(b []byte) time.Time {
-	return time.Unix(0, int64(binary.BigEndian.Uint64(b[:8])^(1<<63))).UTC()
 }
 
 func undispatchedKey(createdAt time.Time, id string) []byte {

@@ -89,8 +89,6 @@ func newTestStore(t testing.TB) (*Store, *clock) {
 	return New(client, Options{TablePrefix: newTables(t, client), Clock: c.Now}), c
 }
 
-var exitOne = 1
-
 func testInstance(id, owner string) container.Instance {
 	return container.Instance{
 		ID: id, Name: "web-" + id, Owner: owner, Template: "nginx", Group: "g1",

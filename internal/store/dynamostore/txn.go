@@ -72,17 +72,6 @@ func (t *txn) delete(role, table string, key map[string]types.AttributeValue, co
 	t.add(role, types.TransactWriteItem{Delete: d})
 }
 
-// without returns a copy of t minus the items of role.
-func (t *txn) without(role string) *txn {
-	out := &txn{}
-	for i, r := range t.roles {
-		if r != role {
-			out.add(r, t.items[i])
-		}
-	}
-	return out
-}
-
 // requestToken is a ClientRequestToken for one logical attempt of one call:
 // a random nonce drawn once per call plus the attempt number. The SDK's own
 // retries of the same attempt (after a timeout or a 5xx, when the commit may

@@ -110,7 +110,7 @@ func testListActive(t *testing.T, s store.Store, c *Clock) {
 	b := mustCreate(t, s, NewCreate(c, "bob"))
 	d := mustCreate(t, s, NewCreate(c, "alice"))
 	move(t, s, c, a, fsm.Failed)
-	d = move(t, s, c, move(t, s, c, d, fsm.Creating), fsm.Stopped)
+	move(t, s, c, move(t, s, c, d, fsm.Creating), fsm.Stopped)
 	e := move(t, s, c, mustCreate(t, s, NewCreate(c, "alice")), fsm.Creating)
 	var got []string
 	cursor := ""
