@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
@@ -191,6 +192,22 @@ func (w *Worker) waitForRuntime(ctx context.Context, log *slog.Logger, msg outbo
 	return res
 }
 
+// ownedStatuses are the statuses in which an operation still speaks for
+// the instance. Once a later request has moved it on (a stop while the
+// create still waited for stability, say), the operation's failure is its
+// own: the newer request's worker reports on the instance.
+var ownedStatuses = map[container.Op][]fsm.Status{
+	container.OpCreate: {fsm.Pending, fsm.Creating, fsm.Running},
+	container.OpStart:  {fsm.StartPending, fsm.Starting, fsm.Running},
+	container.OpStop:   {fsm.StopPending, fsm.Stopping},
+	container.OpDelete: {fsm.DeletePending, fsm.Deleting},
+}
+
+func owns(op container.Op, s fsm.Status) bool {
+	owned, ok := ownedStatuses[op]
+	return !ok || slices.Contains(owned, s)
+}
+
 // fail moves the instance to failed with the error as status_reason and
 // marks the outbox item failed. Nothing is dropped silently: the instance
 // shows why, the event history records it.
@@ -205,7 +222,7 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 		return
 	}
 	_, err := w.m.Advance(ctx, msg.InstanceID, func(inst container.Instance) (*store.TransitionParams, error) {
-		if inst.Status == fsm.Failed || !fsm.Can(inst.Status, fsm.Failed) {
+		if inst.Status == fsm.Failed || !fsm.Can(inst.Status, fsm.Failed) || !owns(msg.Op, inst.Status) {
 			return nil, nil
 		}
 		cleanup, note := w.m.MemberCleanup(ctx, inst, fsm.Failed, false, nil)
