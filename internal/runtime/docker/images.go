@@ -7,6 +7,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 
 	berth "github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/runtime"
 )
 
 // ImageStatus is one template's image as one host has it: what the local
@@ -49,7 +50,7 @@ func (r *Runtime) CheckImages(ctx context.Context, templates []berth.Template) [
 		base := ImageStatus{Template: t.Name, Image: t.Image, PullPolicy: t.PullPolicy}
 		matched := false
 		for _, h := range r.hosts {
-			if !hasLabels(h.cfg.Labels, t.Scheduling.HostLabels) {
+			if !runtime.HasLabels(h.cfg.Labels, t.Scheduling.HostLabels) {
 				continue
 			}
 			matched = true

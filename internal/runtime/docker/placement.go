@@ -2,11 +2,7 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -52,72 +48,15 @@ type placement struct {
 	release  func()
 }
 
-// hostLoad is what one host's listing says.
-type hostLoad struct {
-	active   int                // berth containers holding a place (created, running, …)
-	existing *container.Summary // inst's own container, if there
-	err      error
-}
-
-// place chooses a host for an instance that has none. It lists berth's
-// containers on every candidate host at once, which gives both the load and
-// any container an earlier attempt made for this instance (adopted rather
-// than made twice), then takes the least-loaded host with room.
+// place chooses a host for an instance that has none (runtime.Choose).
 func (r *Runtime) place(ctx context.Context, inst berth.Instance) (placement, error) {
 	cands, err := r.candidates(inst)
 	if err != nil {
 		return placement{}, err
 	}
-	loads := make([]hostLoad, len(cands))
-	var wg sync.WaitGroup
-	for i, h := range cands {
-		wg.Go(func() { loads[i] = r.load(ctx, h, inst.ID) })
-	}
-	wg.Wait()
-
-	var errs []error
-	for i, l := range loads {
-		if l.existing != nil {
-			return placement{host: cands[i], existing: l.existing, release: func() {}}, nil
-		}
-		if l.err != nil {
-			errs = append(errs, l.err)
-		}
-	}
-
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	best, bestLoad := -1, 0
-	for i, h := range cands {
-		if loads[i].err != nil {
-			continue
-		}
-		n := loads[i].active + r.reserved[h.cfg.Name]
-		if h.cfg.Capacity > 0 && n >= h.cfg.Capacity {
-			continue
-		}
-		if best < 0 || n < bestLoad {
-			best, bestLoad = i, n
-		}
-	}
-	if best < 0 {
-		if len(errs) == len(cands) {
-			return placement{}, runtime.NewError(runtime.ErrUnavailable, "place", inst.ID, "",
-				fmt.Errorf("no matching docker host answered: %w", errors.Join(errs...)))
-		}
-		return placement{}, runtime.Errorf(runtime.ErrUnavailable, "place", inst.ID, "",
-			"every matching docker host that answered is full (%s)", names(cands))
-	}
-	h := cands[best]
-	r.reserved[h.cfg.Name]++
-	var once sync.Once
-	return placement{host: h, release: func() {
-		once.Do(func() {
-			r.mu.Lock()
-			r.reserved[h.cfg.Name]--
-			r.mu.Unlock()
-		})
-	}}, nil
+	c, err := runtime.Choose(ctx, &r.reserved, inst.ID, "docker host", cands,
+		func(ctx context.Context, h *host) runtime.Load[container.Summary] { return r.load(ctx, h, inst.ID) })
+	return placement{host: c.Node, existing: c.Existing, release: c.Release}, err
 }
 
 // candidates are the hosts whose labels include every scheduling.host_labels
@@ -127,13 +66,13 @@ func (r *Runtime) candidates(inst berth.Instance) ([]*host, error) {
 	want := inst.Spec.Scheduling.HostLabels
 	var labelled []*host
 	for _, h := range r.hosts {
-		if hasLabels(h.cfg.Labels, want) {
+		if runtime.HasLabels(h.cfg.Labels, want) {
 			labelled = append(labelled, h)
 		}
 	}
 	if len(labelled) == 0 {
 		return nil, runtime.Errorf(runtime.ErrInvalid, "place", inst.ID, "",
-			"no docker host has the labels %v", sortedPairs(want))
+			"no docker host has the labels %v", runtime.SortedPairs(want))
 	}
 	var out []*host
 	var firstErr error
@@ -152,29 +91,20 @@ func (r *Runtime) candidates(inst berth.Instance) ([]*host, error) {
 	return out, nil
 }
 
-func hasLabels(have, want map[string]string) bool {
-	for k, v := range want {
-		if got, ok := have[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
-
 // load lists berth's containers (of this scope) on h.
-func (r *Runtime) load(ctx context.Context, h *host, instanceID string) hostLoad {
+func (r *Runtime) load(ctx context.Context, h *host, instanceID string) runtime.Load[container.Summary] {
 	res, err := h.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: r.filters()})
 	if err != nil {
-		return hostLoad{err: classify(err, "list", "", h.cfg.Name)}
+		return runtime.Load[container.Summary]{Err: classify(err, "list", "", h.cfg.Name)}
 	}
-	var l hostLoad
+	var l runtime.Load[container.Summary]
 	for i := range res.Items {
 		c := &res.Items[i]
 		if runtime.Owns(c.Labels, instanceID, r.scope) {
-			l.existing = c
+			l.Existing = c
 		}
 		if phaseOf(string(c.State)).Active() {
-			l.active++
+			l.Active++
 		}
 	}
 	return l
@@ -187,23 +117,4 @@ func (r *Runtime) filters() client.Filters {
 		f.Add("label", runtime.LabelScope+"="+r.scope)
 	}
 	return f
-}
-
-func names(hs []*host) string {
-	s := ""
-	for i, h := range hs {
-		if i > 0 {
-			s += ", "
-		}
-		s += h.cfg.Name
-	}
-	return s
-}
-
-func sortedPairs(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, k+"="+m[k])
-	}
-	return out
 }

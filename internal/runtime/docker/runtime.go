@@ -43,8 +43,7 @@ type Runtime struct {
 	// reserved counts placements chosen but not yet created, per host, so
 	// that concurrent creates in this process do not all pick the same
 	// least-loaded host or overfill it.
-	mu       sync.Mutex
-	reserved map[string]int
+	reserved runtime.Reservations
 }
 
 // host is one Docker engine and its client.
@@ -53,6 +52,14 @@ type host struct {
 	cli *client.Client
 }
 
+var _ runtime.Candidate = (*host)(nil)
+
+// NodeName is the host's configured name.
+func (h *host) NodeName() string { return h.cfg.Name }
+
+// NodeCapacity is the host's configured capacity (0: unbounded).
+func (h *host) NodeCapacity() int { return h.cfg.Capacity }
+
 // New makes a Runtime for the hosts of cfg. It dials nothing: a host that is
 // down is found out by the calls that need it.
 func New(cfg config.Docker, opts Options) (*Runtime, error) {
@@ -60,10 +67,9 @@ func New(cfg config.Docker, opts Options) (*Runtime, error) {
 		return nil, errors.New("docker runtime: no hosts configured")
 	}
 	r := &Runtime{
-		byName:   make(map[string]*host, len(cfg.Hosts)),
-		scope:    opts.Scope,
-		log:      opts.Logger,
-		reserved: make(map[string]int),
+		byName: make(map[string]*host, len(cfg.Hosts)),
+		scope:  opts.Scope,
+		log:    opts.Logger,
 	}
 	if r.log == nil {
 		r.log = slog.Default()

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/runtime"
 )
 
 // cluster is one configured cluster and its client, made on first use: an
@@ -22,6 +23,14 @@ type cluster struct {
 	mu sync.Mutex
 	cs k8s.Interface
 }
+
+var _ runtime.Candidate = (*cluster)(nil)
+
+// NodeName is the cluster's configured name.
+func (c *cluster) NodeName() string { return c.cfg.Name }
+
+// NodeCapacity is the cluster's configured capacity (0: unbounded).
+func (c *cluster) NodeCapacity() int { return c.cfg.Capacity }
 
 func newCluster(cc config.KubernetesCluster, opts Options) (*cluster, error) {
 	cl := &cluster{cfg: cc, opts: opts}

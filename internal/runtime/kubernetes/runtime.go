@@ -52,8 +52,7 @@ type Runtime struct {
 
 	// reserved counts placements chosen but not yet created, per cluster,
 	// so that concurrent creates do not all pick the same cluster.
-	mu       sync.Mutex
-	reserved map[string]int
+	reserved runtime.Reservations
 }
 
 // New makes a Runtime for the clusters of cfg. It dials nothing: a cluster
@@ -69,10 +68,9 @@ func New(cfg config.Kubernetes, opts Options) (*Runtime, error) {
 		}
 	}
 	r := &Runtime{
-		byName:   make(map[string]*cluster, len(cfg.Clusters)),
-		scope:    opts.Scope,
-		log:      opts.Logger,
-		reserved: make(map[string]int),
+		byName: make(map[string]*cluster, len(cfg.Clusters)),
+		scope:  opts.Scope,
+		log:    opts.Logger,
 	}
 	if r.log == nil {
 		r.log = slog.Default()
