@@ -9,6 +9,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/runtime"
 )
 
 // volumeName is what the engine's local volume driver accepts as a name.
@@ -34,7 +35,7 @@ func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, b
 		}
 		switch v.Type {
 		case container.VolumeBind:
-			if err := bindAllowed(v.Source, allowedRoots); err != nil {
+			if err := runtime.HostPathAllowed(v.Source, allowedRoots); err != nil {
 				return nil, nil, err
 			}
 			if strings.ContainsAny(v.Source, ":,") || strings.ContainsAny(v.Target, ":,") {
@@ -83,42 +84,6 @@ func bindsNested(vols []container.Volume) error {
 		for _, q := range vols {
 			if q.Type == container.VolumeBind && strings.HasPrefix(path.Clean(q.Source), outer) {
 				return fmt.Errorf("bind mount %q lies inside the writable bind mount %q: a container could redirect it with a symlink", q.Source, p.Source)
-			}
-		}
-	}
-	return nil
-}
-
-// bindAllowed checks a bind source against a host's allowed roots. The check
-// is on the cleaned path, so "/data/../etc" is /etc. It is a check of
-// strings: what keeps a container from redirecting a source with a symlink
-// is that none can write a directory above one (bindsNested, and the
-// manager's rule across templates); a symlink the host's admin put under a
-// root is the admin's to answer for.
-func bindAllowed(src string, roots []string) error {
-	if !path.IsAbs(src) {
-		return fmt.Errorf("bind mount source %q: want an absolute host path", src)
-	}
-	clean := path.Clean(src)
-	for _, root := range roots {
-		root = path.Clean(root)
-		if root == "/" || clean == root || strings.HasPrefix(clean, root+"/") {
-			return nil
-		}
-	}
-	if len(roots) == 0 {
-		return fmt.Errorf("bind mount source %q: this host allows no bind mounts", src)
-	}
-	return fmt.Errorf("bind mount source %q is outside the allowed roots %v", src, roots)
-}
-
-// bindsAllowed is placement's filter: can host with these roots take all of
-// the spec's bind mounts?
-func bindsAllowed(vols []container.Volume, roots []string) error {
-	for _, v := range vols {
-		if v.Type == container.VolumeBind {
-			if err := bindAllowed(v.Source, roots); err != nil {
-				return err
 			}
 		}
 	}

@@ -34,7 +34,7 @@ func (r *Runtime) pinned(inst berth.Instance) (*host, error) {
 		return nil, runtime.Errorf(runtime.ErrInvalid, "place", inst.ID, inst.RuntimeNodeName,
 			"no docker host named %q is configured", inst.RuntimeNodeName)
 	}
-	if err := bindsAllowed(inst.Spec.Volumes, h.cfg.AllowedBindRoots); err != nil {
+	if err := runtime.HostPathsAllowed(inst.Spec.Volumes, h.cfg.AllowedBindRoots); err != nil {
 		return nil, runtime.NewError(runtime.ErrInvalid, "place", inst.ID, h.cfg.Name, err)
 	}
 	return h, nil
@@ -77,7 +77,7 @@ func (r *Runtime) candidates(inst berth.Instance) ([]*host, error) {
 	var out []*host
 	var firstErr error
 	for _, h := range labelled {
-		if err := bindsAllowed(inst.Spec.Volumes, h.cfg.AllowedBindRoots); err != nil {
+		if err := runtime.HostPathsAllowed(inst.Spec.Volumes, h.cfg.AllowedBindRoots); err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("host %s: %w", h.cfg.Name, err)
 			}

@@ -35,7 +35,7 @@ func (r *Runtime) pinned(inst berth.Instance) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := hostPathsAllowed(inst.Spec.Volumes, cl.cfg.AllowedHostPathRoots); err != nil {
+	if err := runtime.HostPathsAllowed(inst.Spec.Volumes, cl.cfg.AllowedHostPathRoots); err != nil {
 		return nil, runtime.NewError(runtime.ErrInvalid, "place", inst.ID, cl.cfg.Name, err)
 	}
 	return cl, nil
@@ -78,7 +78,7 @@ func (r *Runtime) candidates(inst berth.Instance) ([]*cluster, error) {
 	var out []*cluster
 	var firstErr error
 	for _, cl := range labelled {
-		if err := hostPathsAllowed(inst.Spec.Volumes, cl.cfg.AllowedHostPathRoots); err != nil {
+		if err := runtime.HostPathsAllowed(inst.Spec.Volumes, cl.cfg.AllowedHostPathRoots); err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("cluster %s: %w", cl.cfg.Name, err)
 			}

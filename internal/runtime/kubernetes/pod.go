@@ -234,7 +234,7 @@ func volumes(vols []berth.Volume, roots []string) ([]corev1.Volume, []corev1.Vol
 		case berth.VolumeEmptyDir:
 			vol.EmptyDir = &corev1.EmptyDirVolumeSource{}
 		case berth.VolumeBind:
-			if err := hostPathAllowed(v.Source, roots); err != nil {
+			if err := runtime.HostPathAllowed(v.Source, roots); err != nil {
 				return nil, nil, err
 			}
 			// DirectoryOrCreate: a per-user path works on first use, as
@@ -249,38 +249,6 @@ func volumes(vols []berth.Volume, roots []string) ([]corev1.Volume, []corev1.Vol
 		ms = append(ms, corev1.VolumeMount{Name: name, MountPath: path.Clean(v.Target), ReadOnly: v.ReadOnly})
 	}
 	return vs, ms, nil
-}
-
-// hostPathAllowed checks a hostPath against a cluster's allowed roots, on
-// the cleaned path, so "/data/../etc" is /etc.
-func hostPathAllowed(src string, roots []string) error {
-	if !path.IsAbs(src) {
-		return fmt.Errorf("host path %q: want an absolute path", src)
-	}
-	clean := path.Clean(src)
-	for _, root := range roots {
-		root = path.Clean(root)
-		if root == "/" || clean == root || strings.HasPrefix(clean, root+"/") {
-			return nil
-		}
-	}
-	if len(roots) == 0 {
-		return fmt.Errorf("host path %q: this cluster allows no host paths", src)
-	}
-	return fmt.Errorf("host path %q is outside the allowed roots %v", src, roots)
-}
-
-// hostPathsAllowed is placement's filter: can a cluster with these roots
-// take all of the spec's host paths?
-func hostPathsAllowed(vols []berth.Volume, roots []string) error {
-	for _, v := range vols {
-		if v.Type == berth.VolumeBind {
-			if err := hostPathAllowed(v.Source, roots); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 func tolerations(ts []berth.Toleration) []corev1.Toleration {
