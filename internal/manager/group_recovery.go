@@ -52,35 +52,32 @@ func (m *Manager) InterruptGroups(ctx context.Context) (int, error) {
 }
 
 func (m *Manager) interruptMember(ctx context.Context, in container.Instance) (bool, error) {
-	for attempt := 0; ; attempt++ {
+	interrupted, from := false, in.Status
+	_, err := m.AdvanceFrom(ctx, in, func(in container.Instance) (*store.TransitionParams, error) {
+		interrupted = false
 		if in.Group == "" || !containsStatus(midOperation, in.Status) {
-			return false, nil
+			return nil, nil
 		}
 		cleanup, note := m.MemberCleanup(ctx, in, fsm.Failed, false, nil)
 		reason := policyNote(InterruptedReason, note)
 		now := m.now().UTC()
-		_, err := m.store.Transition(ctx, store.TransitionParams{
-			ID: in.ID, ExpectVersion: in.Version, From: in.Status, To: fsm.Failed,
+		interrupted, from = true, in.Status
+		return &store.TransitionParams{
+			To:     fsm.Failed,
 			Update: func(i *container.Instance) { i.StatusReason, i.FinishedAt = reason, &now },
 			Outbox: cleanup,
 			Event: &container.Event{Type: container.EventFailed, From: in.Status, To: fsm.Failed, At: now, Message: reason,
 				Actor: container.ActorSystem},
-		})
-		switch {
-		case err == nil:
-			m.log.WarnContext(ctx, "group member interrupted by the restart", "instance_id", in.ID, "group", in.Group, "from", in.Status)
-			return true, nil
-		case errors.Is(err, store.ErrNotFound):
-			return false, nil
-		case errors.Is(err, store.ErrConflict) && attempt < MaxConflictRetries:
-			if in, err = m.store.GetInstance(ctx, in.ID); errors.Is(err, store.ErrNotFound) {
-				return false, nil
-			} else if err != nil {
-				return false, err
-			}
-		default:
-			return false, fmt.Errorf("failing interrupted member %s: %w", in.ID, err)
-		}
+		}, nil
+	})
+	switch {
+	case err == nil && interrupted:
+		m.log.WarnContext(ctx, "group member interrupted by the restart", "instance_id", in.ID, "group", in.Group, "from", from)
+		return true, nil
+	case err == nil || errors.Is(err, store.ErrNotFound):
+		return false, nil
+	default:
+		return false, fmt.Errorf("failing interrupted member %s: %w", in.ID, err)
 	}
 }
 

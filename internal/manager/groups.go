@@ -189,17 +189,19 @@ func (m *Manager) applyToGroup(ctx context.Context, c identity.Caller, owner, gr
 }
 
 // applyToMember writes one member's part of a finish or reset as one
-// conditional write, re-reading on conflicts with the workers.
+// conditional write (Manager.AdvanceFrom: decided again on conflicts with
+// the workers).
 func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in container.Instance, policy config.CleanupPolicy, why, requestID string) (container.MemberAction, error) {
-	for attempt := 0; ; attempt++ {
-		act := container.MemberAction{ID: in.ID, Name: in.Name, Status: in.Status}
+	var act container.MemberAction
+	_, err := m.AdvanceFrom(ctx, in, func(in container.Instance) (*store.TransitionParams, error) {
+		act = container.MemberAction{ID: in.ID, Name: in.Name, Status: in.Status}
 		now := m.now().UTC()
-		p := store.TransitionParams{ID: in.ID, ExpectVersion: in.Version, From: in.Status, To: in.Status}
+		p := store.TransitionParams{To: in.Status}
 		op, hasOp := groupOp(policy)
 		switch {
 		case in.Status == fsm.DeletePending || in.Status == fsm.Deleting:
 			act.Action = container.ActionAlreadyDeleting
-			return act, nil
+			return nil, nil
 		case in.Status == fsm.Pending && policy == config.CleanupDelete:
 			// Queued: its create item is already out; delete_pending makes
 			// the create worker let it go and the delete worker finish it.
@@ -216,31 +218,21 @@ func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in conta
 			act.Action = container.ActionCancelled
 		case !hasOp:
 			act.Action = container.ActionNone
-			return act, nil
+			return nil, nil
 		case in.Status == fsm.Stopped && op == container.OpGroupStop:
 			act.Action = container.ActionAlreadyStopped
-			return act, nil
+			return nil, nil
 		default:
 			item := m.cleanupItem(ctx, in, op, requestID)
 			p.Outbox = &item
 			p.Event = &container.Event{Type: container.EventCleanupRequested, From: in.Status, To: in.Status, At: now, Message: why, Actor: c.User}
 			act.Action = container.ActionCleanupRequested
 		}
-		_, err := m.store.Transition(ctx, p)
-		switch {
-		case err == nil:
-			return act, nil
-		case errors.Is(err, store.ErrNotFound):
-			act.Action = container.ActionAlreadyDeleting
-			return act, nil
-		case errors.Is(err, store.ErrConflict) && attempt < MaxConflictRetries:
-			if in, err = m.store.GetInstance(ctx, in.ID); errors.Is(err, store.ErrNotFound) {
-				return container.MemberAction{ID: act.ID, Name: act.Name, Status: act.Status, Action: container.ActionAlreadyDeleting}, nil
-			} else if err != nil {
-				return act, err
-			}
-		default:
-			return act, err
-		}
+		return &p, nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		act.Action = container.ActionAlreadyDeleting
+		return act, nil
 	}
+	return act, err
 }

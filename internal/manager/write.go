@@ -40,20 +40,36 @@ type Decide func(inst container.Instance) (*store.TransitionParams, error)
 // written, or as read when decide chose nothing. A missing instance is
 // store.ErrNotFound.
 func (m *Manager) Advance(ctx context.Context, id string, decide Decide) (container.Instance, error) {
+	inst, err := m.store.GetInstance(ctx, id)
+	if err != nil {
+		return container.Instance{}, err
+	}
+	return m.AdvanceFrom(ctx, inst, decide)
+}
+
+// AdvanceFrom is Advance from an instance the caller has just read (a page
+// of a listing, say): the first decision is made on inst without reading it
+// again; a lost race reads it afresh and decides again.
+func (m *Manager) AdvanceFrom(ctx context.Context, inst container.Instance, decide Decide) (container.Instance, error) {
 	var out container.Instance
+	fresh := true
 	err := retryOnConflict(func() error {
-		inst, err := m.store.GetInstance(ctx, id)
-		if err != nil {
-			return err
+		if !fresh {
+			var err error
+			if inst, err = m.store.GetInstance(ctx, inst.ID); err != nil {
+				return err
+			}
 		}
+		fresh = false
 		p, err := decide(inst)
 		if err != nil || p == nil {
 			out = inst
 			return err
 		}
 		p.ID, p.ExpectVersion, p.From = inst.ID, inst.Version, inst.Status
-		out, err = m.store.Transition(ctx, *p)
-		return err
+		var werr error
+		out, werr = m.store.Transition(ctx, *p)
+		return werr
 	})
 	return out, err
 }
