@@ -1,10 +1,14 @@
 package docker_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moby/moby/client"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
@@ -105,6 +109,29 @@ func (e *engine) waitState(t testing.TB, ref runtime.Ref, what string, ok func(r
 		select {
 		case <-ctx.Done():
 			t.Fatalf("waiting for %s: last state %+v, err %v", what, last, lastErr)
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// waitReady polls ref's container output until it has printed "ready"
+// (politeSleeper's trap is set), or fails at the deadline.
+func (e *engine) waitReady(t testing.TB, ref runtime.Ref) {
+	t.Helper()
+	ctx := testenv.Context(t, 30*time.Second)
+	for {
+		logs, err := e.Client(ref.Node).ContainerLogs(ctx, ref.RuntimeID, client.ContainerLogsOptions{ShowStdout: true})
+		if err == nil {
+			out, rerr := io.ReadAll(logs)
+			logs.Close()
+			if rerr == nil && bytes.Contains(out, []byte("ready")) {
+				return
+			}
+			err = rerr
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s to print ready: %v", ref.RuntimeID, err)
 		case <-time.After(25 * time.Millisecond):
 		}
 	}

@@ -13,8 +13,11 @@ import (
 )
 
 // A container that stops politely on SIGTERM (exit 0), whatever PID 1 would
-// otherwise do with the signal.
-const politeSleeper = `trap "exit 0" TERM; while true; do sleep 0.1; done`
+// otherwise do with the signal. It prints "ready" once its trap is set:
+// before that, as PID 1 without a handler, it ignores SIGTERM, and a stop
+// sent that early (a loaded machine) waits out the grace period and kills
+// it (exit 137). waitReady waits for the line.
+const politeSleeper = `trap "exit 0" TERM; echo ready; while true; do sleep 0.1; done`
 
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
@@ -68,6 +71,7 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("list = %+v", list)
 	}
 
+	e.waitReady(t, ref)
 	if err := e.Stop(ctx, ref, 10*time.Second); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
