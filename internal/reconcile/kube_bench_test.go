@@ -120,7 +120,7 @@ func BenchmarkReconcilePassKubernetes(b *testing.B) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	rc, err := reconcile.New(reconcile.Options{Manager: m, Runtimes: []runtime.Runtime{rt}, Scope: scope, Logger: quiet})
+	rc, err := reconcile.New(reconcile.Options{Manager: m, Store: st, Runtimes: []runtime.Runtime{rt}, Scope: scope, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
