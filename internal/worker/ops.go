@@ -250,12 +250,52 @@ func (w *Worker) waitStable(ctx context.Context, rt runtime.Runtime, ref runtime
 			}
 			wait = min(wait, left)
 		}
-		select {
-		case <-ctx.Done():
-			return st, ctx.Err()
-		case <-time.After(wait):
+		if err := w.waitChange(ctx, rt, ref, st, wait, deadline); err != nil {
+			return st, err
 		}
 		poll = min(poll*2, maxStablePoll)
+	}
+}
+
+// ChangeWaiter is a runtime that can block until a container's state
+// changes (Kubernetes: a watch on the one Pod), so that a create's
+// stabilisation wait reacts when the container starts rather than at its
+// next poll. WaitChange returns nil when ref's state may differ from last
+// (spurious returns are allowed: the caller inspects again) and ctx's error
+// when ctx ends first; any other error means it could not wait, and the
+// worker polls instead. Runtimes without it (Docker) are polled.
+type ChangeWaiter interface {
+	WaitChange(ctx context.Context, ref runtime.Ref, last runtime.State) error
+}
+
+// waitChange waits before waitStable's next Inspect: poll when rt cannot
+// say when the container changes; otherwise until it does, for at most
+// maxStablePoll (a missed change costs one poll, never the start timeout)
+// and never past the deadline, so the timeout is still noticed on time. It
+// returns an error only when ctx ends.
+func (w *Worker) waitChange(ctx context.Context, rt runtime.Runtime, ref runtime.Ref, last runtime.State, poll time.Duration, deadline time.Time) error {
+	cw, ok := rt.(ChangeWaiter)
+	if ok {
+		bound := min(maxStablePoll, max(time.Until(deadline), 0))
+		if cutoff, has := waitCutoff(ctx); has {
+			bound = min(bound, max(time.Until(cutoff), 0))
+		}
+		wctx, cancel := context.WithTimeout(ctx, bound)
+		err := cw.WaitChange(wctx, ref, last)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err == nil || wctx.Err() != nil {
+			return nil
+		}
+		// The watch could not be made: fall back to the poll.
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(poll):
+		return nil
 	}
 }
 
