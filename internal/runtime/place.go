@@ -44,18 +44,25 @@ type Reservations struct {
 	n  map[string]int
 }
 
-// Choose is the one placement rule of every runtime. It lists every
-// candidate at once with load, which gives both the load and any object an
-// earlier attempt made for this instance (adopted rather than made twice),
-// then takes the least-loaded node with room and reserves a place there.
-// kind names the nodes in errors ("docker host"). No node answering, or
-// every one full, is ErrUnavailable: a retry may find room.
+// Choose is the one placement rule of every runtime. It asks load of every
+// candidate at once, which gives both the load and any object an earlier
+// attempt made for this instance (adopted rather than made twice), then
+// takes the least-loaded node with room and reserves a place there. kind
+// names the nodes in errors ("docker host"). No node answering, or every
+// one full, is ErrUnavailable: a retry may find room.
+//
+// load is called with count false when there is nothing to compare (one
+// candidate, no capacity): it then need only look for this instance's
+// object, which also tells that the node answers, instead of listing every
+// object of the node. Listing costs O(objects) per create, which at
+// thousands of Pods or containers would dominate a create.
 func Choose[N Candidate, O any](ctx context.Context, res *Reservations, instanceID, kind string, cands []N,
-	load func(context.Context, N) Load[O]) (Choice[N, O], error) {
+	load func(ctx context.Context, node N, count bool) Load[O]) (Choice[N, O], error) {
+	count := len(cands) != 1 || cands[0].NodeCapacity() > 0
 	loads := make([]Load[O], len(cands))
 	var wg sync.WaitGroup
 	for i, c := range cands {
-		wg.Go(func() { loads[i] = load(ctx, c) })
+		wg.Go(func() { loads[i] = load(ctx, c, count) })
 	}
 	wg.Wait()
 

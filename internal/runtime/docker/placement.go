@@ -55,7 +55,9 @@ func (r *Runtime) place(ctx context.Context, inst berth.Instance) (placement, er
 		return placement{}, err
 	}
 	c, err := runtime.Choose(ctx, &r.reserved, inst.ID, "docker host", cands,
-		func(ctx context.Context, h *host) runtime.Load[container.Summary] { return r.load(ctx, h, inst.ID) })
+		func(ctx context.Context, h *host, count bool) runtime.Load[container.Summary] {
+			return r.load(ctx, h, inst.ID, count)
+		})
 	return placement{host: c.Node, existing: c.Existing, release: c.Release}, err
 }
 
@@ -91,9 +93,14 @@ func (r *Runtime) candidates(inst berth.Instance) ([]*host, error) {
 	return out, nil
 }
 
-// load lists berth's containers (of this scope) on h.
-func (r *Runtime) load(ctx context.Context, h *host, instanceID string) runtime.Load[container.Summary] {
-	res, err := h.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: r.filters()})
+// load lists berth's containers (of this scope) on h; without count, only
+// instanceID's (runtime.Choose).
+func (r *Runtime) load(ctx context.Context, h *host, instanceID string, count bool) runtime.Load[container.Summary] {
+	f := r.filters()
+	if !count {
+		f.Add("label", runtime.LabelInstanceID+"="+instanceID)
+	}
+	res, err := h.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		return runtime.Load[container.Summary]{Err: classify(err, "list", "", h.cfg.Name)}
 	}

@@ -34,7 +34,7 @@ func (r *Runtime) List(ctx context.Context) ([]runtime.State, error) {
 	var wg sync.WaitGroup
 	for i, cl := range r.clusters {
 		wg.Go(func() {
-			pods, err := r.listPods(ctx, cl)
+			pods, err := r.listPods(ctx, cl, "")
 			if err != nil {
 				errs[i] = err
 				return
@@ -52,16 +52,17 @@ func (r *Runtime) List(ctx context.Context) ([]runtime.State, error) {
 	return out, errors.Join(errs...)
 }
 
-// listPods lists berth's Pods of this scope in cl's namespace. The list is
-// served from the API server's watch cache (resourceVersion "0"): as fresh
-// as any watch, without a quorum read of etcd.
-func (r *Runtime) listPods(ctx context.Context, cl *cluster) ([]corev1.Pod, error) {
+// listPods lists berth's Pods of this scope in cl's namespace, or only
+// instanceID's when it is not empty. The list is served from the API
+// server's watch cache (resourceVersion "0"): as fresh as any watch,
+// without a quorum read of etcd.
+func (r *Runtime) listPods(ctx context.Context, cl *cluster, instanceID string) ([]corev1.Pod, error) {
 	cs, err := cl.client(ctx)
 	if err != nil {
 		return nil, runtime.NewError(runtime.ErrUnavailable, "list", "", cl.cfg.Name, err)
 	}
 	res, err := cs.CoreV1().Pods(cl.cfg.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: r.selector().String(), ResourceVersion: "0",
+		LabelSelector: r.selector(instanceID).String(), ResourceVersion: "0",
 	})
 	if err != nil {
 		return nil, classify(err, "list", "", cl.cfg.Name)
@@ -69,11 +70,15 @@ func (r *Runtime) listPods(ctx context.Context, cl *cluster) ([]corev1.Pod, erro
 	return res.Items, nil
 }
 
-// selector picks berth's Pods of this runtime's scope.
-func (r *Runtime) selector() labels.Selector {
+// selector picks berth's Pods of this runtime's scope, or only
+// instanceID's when it is not empty.
+func (r *Runtime) selector(instanceID string) labels.Selector {
 	set := labels.Set{runtime.LabelManaged: "true"}
 	if r.scope != "" {
 		set[runtime.LabelScope] = r.scope
+	}
+	if instanceID != "" {
+		set[runtime.LabelInstanceID] = instanceID
 	}
 	return labels.SelectorFromSet(set)
 }

@@ -56,7 +56,9 @@ func (r *Runtime) place(ctx context.Context, inst berth.Instance) (placement, er
 		return placement{}, err
 	}
 	c, err := runtime.Choose(ctx, &r.reserved, inst.ID, "kubernetes cluster", cands,
-		func(ctx context.Context, cl *cluster) runtime.Load[corev1.Pod] { return r.load(ctx, cl, inst.ID) })
+		func(ctx context.Context, cl *cluster, count bool) runtime.Load[corev1.Pod] {
+			return r.load(ctx, cl, inst.ID, count)
+		})
 	return placement{cluster: c.Node, existing: c.Existing, release: c.Release}, err
 }
 
@@ -92,9 +94,14 @@ func (r *Runtime) candidates(inst berth.Instance) ([]*cluster, error) {
 	return out, nil
 }
 
-// load counts berth's active Pods (of this scope) in cl and finds inst's.
-func (r *Runtime) load(ctx context.Context, cl *cluster, instanceID string) runtime.Load[corev1.Pod] {
-	pods, err := r.listPods(ctx, cl)
+// load counts berth's active Pods (of this scope) in cl and finds inst's;
+// without count, it lists inst's Pod only (runtime.Choose).
+func (r *Runtime) load(ctx context.Context, cl *cluster, instanceID string, count bool) runtime.Load[corev1.Pod] {
+	only := ""
+	if !count {
+		only = instanceID
+	}
+	pods, err := r.listPods(ctx, cl, only)
 	if err != nil {
 		return runtime.Load[corev1.Pod]{Err: err}
 	}

@@ -47,7 +47,7 @@ func (r *Runtime) watchCluster(ctx context.Context, cl *cluster, out chan<- runt
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithNamespace(cl.cfg.Namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = r.selector().String() }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = r.selector("").String() }))
 	inf := factory.Core().V1().Pods().Informer()
 	emit := func(evs ...runtime.Event) {
 		for _, ev := range evs {
