@@ -125,7 +125,7 @@ func TestAWSMeter(t *testing.T) {
 		Errors: map[string]float64{"dynamodb.PutItem.ConditionalCheckFailedException": 1},
 		// A transaction's write is two units per KB: the update makes b
 		// 1.5 KB, in the table and in the index (projection ALL).
-		Units: map[string]float64{"write items": 1 + 1 + 2 + 2*2, "write items/by_g": 1 + 2*2, "read items": 0.5},
+		Units:      map[string]float64{"write items": 1 + 1 + 2 + 2*2, "write items/by_g": 1 + 2*2, "read items": 0.5},
 		WriteUnits: 1 + 2 + 2 + 8, ReadUnits: 0.5, EmptyReceives: 1,
 	}
 	for _, c := range []struct {
