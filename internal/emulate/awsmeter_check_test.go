@@ -19,7 +19,7 @@ import (
 // TestAWSMeter checks the meter against the real emulators: it counts each
 // request by action, reads the units DynamoDB Local reports (a GSI write
 // billed as a write of its own, an eventually consistent read at half a
-// unit), prices transactions from their items (two units per KB, index
+// unit, at least that when it finds nothing), prices transactions from their items (two units per KB, index
 // entries included), counts a failed conditional write as an error, and
 // tells empty receives apart.
 func TestAWSMeter(t *testing.T) {
@@ -88,6 +88,20 @@ func TestAWSMeter(t *testing.T) {
 			_, err := ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: item("a", "")})
 			return err
 		}},
+		{"get, missing", func() error {
+			_, err := ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: item("nothing", "")})
+			return err
+		}},
+		{"query, one item", func() error {
+			_, err := ddb.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(table), IndexName: aws.String("by_g"),
+				KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":g": &ddbtypes.AttributeValueMemberS{Value: "x"}}})
+			return err
+		}},
+		{"query, empty", func() error {
+			_, err := ddb.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(table), IndexName: aws.String("by_g"),
+				KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":g": &ddbtypes.AttributeValueMemberS{Value: "none"}}})
+			return err
+		}},
 		{"conditional put that fails", func() error {
 			_, err := ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("a", ""),
 				ConditionExpression: aws.String("attribute_not_exists(pk)")})
@@ -120,13 +134,17 @@ func TestAWSMeter(t *testing.T) {
 	}
 	got := m.snapshot().sub(before)
 	want := meterCounts{
-		Requests: map[string]float64{"dynamodb.PutItem": 3, "dynamodb.TransactWriteItems": 2, "dynamodb.GetItem": 1,
+		Requests: map[string]float64{"dynamodb.PutItem": 3, "dynamodb.TransactWriteItems": 2, "dynamodb.GetItem": 2, "dynamodb.Query": 2,
 			"sqs.SendMessage": 1, "sqs.ReceiveMessage": 2},
 		Errors: map[string]float64{"dynamodb.PutItem.ConditionalCheckFailedException": 1},
 		// A transaction's write is two units per KB: the update makes b
 		// 1.5 KB, in the table and in the index (projection ALL).
-		Units:      map[string]float64{"write items": 1 + 1 + 2 + 2*2, "write items/by_g": 1 + 2*2, "read items": 0.5},
-		WriteUnits: 1 + 2 + 2 + 8, ReadUnits: 0.5, EmptyReceives: 1,
+		Units: map[string]float64{"write items": 1 + 1 + 2 + 2*2, "write items/by_g": 1 + 2*2,
+			// A read that finds nothing is billed half a unit.
+			"read items": 0.5 + 0.5, "read items/by_g": 0.5 + 0.5},
+		WriteUnits: 1 + 2 + 2 + 8, ReadUnits: 2, EmptyReceives: 1,
+		// b: pk "b", g "x", v 1500 bytes.
+		QueryBytes: 2 + 1 + 1 + 1 + 1 + 1500,
 	}
 	for _, c := range []struct {
 		what      string
@@ -136,8 +154,8 @@ func TestAWSMeter(t *testing.T) {
 			t.Errorf("%s:\n got %v\nwant %v", c.what, c.got, c.want)
 		}
 	}
-	if got.WriteUnits != want.WriteUnits || got.ReadUnits != want.ReadUnits || got.EmptyReceives != want.EmptyReceives {
-		t.Errorf("write %v read %v empty %v, want %v %v %v", got.WriteUnits, got.ReadUnits, got.EmptyReceives,
-			want.WriteUnits, want.ReadUnits, want.EmptyReceives)
+	if got.WriteUnits != want.WriteUnits || got.ReadUnits != want.ReadUnits || got.EmptyReceives != want.EmptyReceives || got.QueryBytes != want.QueryBytes {
+		t.Errorf("write %v read %v empty %v query bytes %v, want %v %v %v %v", got.WriteUnits, got.ReadUnits, got.EmptyReceives, got.QueryBytes,
+			want.WriteUnits, want.ReadUnits, want.EmptyReceives, want.QueryBytes)
 	}
 }

@@ -48,6 +48,9 @@ type meterCounts struct {
 	WriteUnits, ReadUnits float64
 	// EmptyReceives are ReceiveMessage calls that returned no message.
 	EmptyReceives float64
+	// QueryBytes is the size of the items that Query and Scan returned (as
+	// DynamoDB sizes items): what their read units grow with.
+	QueryBytes float64
 }
 
 // writeActions are the DynamoDB actions that consume write units; every
@@ -173,18 +176,33 @@ func (m *awsMeter) dynamodb(amzTarget string, req []byte) ([]byte, func([]byte, 
 			return
 		}
 		if svc == "dynamodb" && capacityActions[action] {
-			m.units(action, resp)
+			m.units(action, req, resp)
 		}
 	}
 }
 
-// units adds the ConsumedCapacity of a response. The caller holds m.mu.
-func (m *awsMeter) units(action string, resp []byte) {
+// minimumRead are the reads AWS bills at least one 4 KB step for even when
+// they find nothing (half a unit, one if strongly consistent); DynamoDB
+// Local reports 0 for them.
+var minimumRead = map[string]bool{"GetItem": true, "Query": true, "Scan": true}
+
+// units adds the ConsumedCapacity of a response, and the bytes of the
+// items a Query or Scan returned. The caller holds m.mu.
+func (m *awsMeter) units(action string, req, resp []byte) {
 	var out struct {
 		ConsumedCapacity json.RawMessage
+		Items            []map[string]json.RawMessage
 	}
 	if json.Unmarshal(resp, &out) != nil || len(out.ConsumedCapacity) == 0 {
 		return
+	}
+	var in struct {
+		TableName, IndexName string
+		ConsistentRead       bool
+	}
+	_ = json.Unmarshal(req, &in)
+	for _, it := range out.Items {
+		m.c.QueryBytes += float64(itemSize(it))
 	}
 	var caps []consumedCapacity
 	if out.ConsumedCapacity[0] == '[' {
@@ -201,6 +219,18 @@ func (m *awsMeter) units(action string, resp []byte) {
 	}
 	for _, c := range caps {
 		table := strings.TrimPrefix(c.TableName, m.tablePrefix)
+		if c.CapacityUnits == 0 && minimumRead[action] {
+			least, where := 0.5, table
+			if in.ConsistentRead {
+				least = 1
+			}
+			if in.IndexName != "" {
+				where += "/" + in.IndexName
+			}
+			m.c.Units["read "+where] += least
+			m.c.ReadUnits += least
+			continue
+		}
 		if c.Table != nil {
 			m.c.Units[kind+" "+table] += c.Table.CapacityUnits
 		}
@@ -279,6 +309,7 @@ func (c meterCounts) plus(o meterCounts, sign float64) meterCounts {
 	}
 	out.WriteUnits, out.ReadUnits = c.WriteUnits+sign*o.WriteUnits, c.ReadUnits+sign*o.ReadUnits
 	out.EmptyReceives = c.EmptyReceives + sign*o.EmptyReceives
+	out.QueryBytes = c.QueryBytes + sign*o.QueryBytes
 	return out
 }
 

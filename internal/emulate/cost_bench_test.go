@@ -70,7 +70,8 @@ func benchmarkCostLifecycle(b *testing.B) {
 func (f costFigures) plus(o costFigures) costFigures {
 	return costFigures{WRU: f.WRU + o.WRU, RRU: f.RRU + o.RRU, DynamoDBRequests: f.DynamoDBRequests + o.DynamoDBRequests,
 		SQSRequests: f.SQSRequests + o.SQSRequests, APIRequests: f.APIRequests + o.APIRequests, Invocations: f.Invocations + o.Invocations,
-		BilledMS: f.BilledMS + o.BilledMS, GBSeconds: f.GBSeconds + o.GBSeconds, LogBytes: f.LogBytes + o.LogBytes}
+		BilledMS: f.BilledMS + o.BilledMS, GBSeconds: f.GBSeconds + o.GBSeconds, LogBytes: f.LogBytes + o.LogBytes,
+		QueryBytes: f.QueryBytes + o.QueryBytes}
 }
 
 // costReconcileSizes are the running instances a pass is measured at: the
@@ -132,6 +133,7 @@ func benchmarkCostReconcile(b *testing.B) {
 	slope.report(b, "per-instance")
 	predicted := fixed.plus(slope.scale(float64(mid - lo)))
 	b.ReportMetric(per[mid].RRU/predicted.RRU, "linearity-RRU")
+	b.ReportMetric(per[mid].QueryBytes/predicted.QueryBytes, "linearity-query-B")
 	b.ReportMetric(per[mid].BilledMS/predicted.BilledMS, "linearity-lambda-ms")
 	for _, n := range costReconcileSizes {
 		per[n].report(b, fmt.Sprintf("pass%d", n))
@@ -141,5 +143,6 @@ func benchmarkCostReconcile(b *testing.B) {
 // scale multiplies every figure by k.
 func (f costFigures) scale(k float64) costFigures {
 	return costFigures{WRU: k * f.WRU, RRU: k * f.RRU, DynamoDBRequests: k * f.DynamoDBRequests, SQSRequests: k * f.SQSRequests,
-		APIRequests: k * f.APIRequests, Invocations: k * f.Invocations, BilledMS: k * f.BilledMS, GBSeconds: k * f.GBSeconds, LogBytes: k * f.LogBytes}
+		APIRequests: k * f.APIRequests, Invocations: k * f.Invocations, BilledMS: k * f.BilledMS, GBSeconds: k * f.GBSeconds, LogBytes: k * f.LogBytes,
+		QueryBytes: k * f.QueryBytes}
 }

@@ -309,6 +309,8 @@ func (r *costRecorder) settle() {
 // costFigures are the billable counts of one window, or their mean.
 type costFigures struct {
 	WRU, RRU, DynamoDBRequests, SQSRequests, APIRequests, Invocations, BilledMS, GBSeconds, LogBytes float64
+	// QueryBytes is not billed as such: read units grow with it.
+	QueryBytes float64
 }
 
 // figures sums the windows named name, divided by per.
@@ -329,7 +331,7 @@ func (r *costRecorder) figures(name string, per float64) (costFigures, meterCoun
 		f.GBSeconds += w.GBSeconds
 		f.LogBytes += w.LogBytes
 	}
-	f.WRU, f.RRU = total.WriteUnits, total.ReadUnits
+	f.WRU, f.RRU, f.QueryBytes = total.WriteUnits, total.ReadUnits, total.QueryBytes/per
 	f.DynamoDBRequests = total.count("dynamodb")
 	// An empty receive is the pollers' idle cost (per queue and hour, not
 	// per operation; cost.md prices it apart), and the emulator's pollers
@@ -352,7 +354,7 @@ func (f costFigures) report(b *testing.B, prefix string) {
 	}{
 		{f.WRU, "WRU"}, {f.RRU, "RRU"}, {f.DynamoDBRequests, "ddb-req"}, {f.SQSRequests, "sqs-req"},
 		{f.APIRequests, "api-req"}, {f.Invocations, "lambda-inv"}, {f.BilledMS, "lambda-ms"},
-		{f.GBSeconds * 1e3, "lambda-mGBs"}, {f.LogBytes, "log-B"},
+		{f.GBSeconds * 1e3, "lambda-mGBs"}, {f.LogBytes, "log-B"}, {f.QueryBytes, "query-B"},
 	} {
 		b.ReportMetric(m.v, prefix+"-"+m.unit)
 	}
