@@ -84,7 +84,7 @@ const costPasses = 3
 
 // benchmarkCostReconcile measures reconcile passes with 0, 4 and 12
 // running instances and nothing to repair: the fixed cost per pass, the
-// cost per instance reconciled, and how far the middle size is off the
+// counts per instance reconciled, and how far the middle size is off the
 // line through the other two (linearity, 1 = on it).
 func benchmarkCostReconcile(b *testing.B) {
 	rec, s := newCostRecorder(b)
@@ -130,11 +130,12 @@ func benchmarkCostReconcile(b *testing.B) {
 	fixed := per[lo]
 	slope := per[hi].plus(fixed.scale(-1)).scale(1 / float64(hi-lo))
 	fixed.report(b, "fixed")
-	slope.report(b, "per-instance")
+	// The pass's duration per instance is not reported: at these sizes it
+	// is well inside the noise of a shared machine (docs/cost.md).
+	slope.reportCounts(b, "per-instance")
 	predicted := fixed.plus(slope.scale(float64(mid - lo)))
 	b.ReportMetric(per[mid].RRU/predicted.RRU, "linearity-RRU")
 	b.ReportMetric(per[mid].QueryBytes/predicted.QueryBytes, "linearity-query-B")
-	b.ReportMetric(per[mid].BilledMS/predicted.BilledMS, "linearity-lambda-ms")
 	for _, n := range costReconcileSizes {
 		per[n].report(b, fmt.Sprintf("pass%d", n))
 	}
