@@ -19,9 +19,9 @@ import (
 // TestAWSMeter checks the meter against the real emulators: it counts each
 // request by action, reads the units DynamoDB Local reports (a GSI write
 // billed as a write of its own, an eventually consistent read at half a
-// unit, at least that when it finds nothing), prices transactions from their items (two units per KB, index
-// entries included), counts a failed conditional write as an error, and
-// tells empty receives apart.
+// unit, at least that when it finds nothing), prices transactions from
+// their items (two units per KB, index entries included), bills a failed
+// conditional write as AWS does, and tells empty receives apart.
 func TestAWSMeter(t *testing.T) {
 	ddbURL, sqsURL := testenv.DynamoDBEndpoint(t), testenv.SQSEndpoint(t)
 	prefix := "meter" + container.NewID()[14:] + "-"
@@ -139,10 +139,11 @@ func TestAWSMeter(t *testing.T) {
 		Errors: map[string]float64{"dynamodb.PutItem.ConditionalCheckFailedException": 1},
 		// A transaction's write is two units per KB: the update makes b
 		// 1.5 KB, in the table and in the index (projection ALL).
-		Units: map[string]float64{"write items": 1 + 1 + 2 + 2*2, "write items/by_g": 1 + 2*2,
+		// The failed conditional put is billed a unit too.
+		Units: map[string]float64{"write items": 1 + 1 + 2 + 2*2 + 1, "write items/by_g": 1 + 2*2,
 			// A read that finds nothing is billed half a unit.
 			"read items": 0.5 + 0.5, "read items/by_g": 0.5 + 0.5},
-		WriteUnits: 1 + 2 + 2 + 8, ReadUnits: 2, EmptyReceives: 1,
+		WriteUnits: 1 + 2 + 2 + 8 + 1, ReadUnits: 2, EmptyReceives: 1,
 		// b: pk "b", g "x", v 1500 bytes.
 		QueryBytes: 2 + 1 + 1 + 1 + 1 + 1500,
 	}

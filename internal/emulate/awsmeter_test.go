@@ -129,8 +129,9 @@ func (m *awsMeter) serve(t testing.TB, target string, ex exchange) string {
 
 // dynamodb asks for the capacity and counts the request and its units.
 // DynamoDB Local reports a flat 4 units per table for any
-// TransactWriteItems, whatever its items; the meter prices those from the
-// items themselves (txnUnits), as AWS bills them.
+// TransactWriteItems, whatever its items, and nothing for a write whose
+// condition failed; the meter prices those itself (txnUnits,
+// failedWriteUnits), as AWS bills them.
 func (m *awsMeter) dynamodb(amzTarget string, req []byte) ([]byte, func([]byte, int)) {
 	svc, action, _ := strings.Cut(amzTarget, ".")
 	if strings.HasPrefix(svc, "DynamoDBStreams") {
@@ -156,16 +157,24 @@ func (m *awsMeter) dynamodb(amzTarget string, req []byte) ([]byte, func([]byte, 
 		if txn != nil && status == http.StatusOK {
 			after = m.local.txnUnits(txn, m.tablePrefix)
 		}
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.c.Requests[svc+"."+action]++
+		var typ string
 		if status != http.StatusOK {
 			var e struct {
 				Type string `json:"__type"`
 			}
 			_ = json.Unmarshal(resp, &e)
-			_, typ, _ := strings.Cut(e.Type, "#")
+			_, typ, _ = strings.Cut(e.Type, "#")
+			if typ == "ConditionalCheckFailedException" && writeActions[action] {
+				after = m.local.failedWriteUnits(req, m.tablePrefix)
+			}
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.c.Requests[svc+"."+action]++
+		if status != http.StatusOK {
 			m.c.Errors[svc+"."+action+"."+typ]++
+		}
+		if status != http.StatusOK && after == nil {
 			return
 		}
 		if after != nil {

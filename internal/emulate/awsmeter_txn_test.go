@@ -222,6 +222,30 @@ func (l *localDynamoDB) txnUnits(t *txnImages, prefix string) map[string]float64
 	return out
 }
 
+// failedWriteUnits prices a single-item write whose condition failed: AWS
+// bills it 1 unit per KB of the item as it is (at least one).
+func (l *localDynamoDB) failedWriteUnits(req []byte, prefix string) map[string]float64 {
+	var in struct {
+		TableName string
+		Key, Item map[string]json.RawMessage
+	}
+	if json.Unmarshal(req, &in) != nil {
+		return nil
+	}
+	key := in.Key
+	if key == nil {
+		s := l.schema(in.TableName)
+		if s == nil {
+			return nil
+		}
+		key = map[string]json.RawMessage{}
+		for _, k := range s.keys {
+			key[k] = in.Item[k]
+		}
+	}
+	return map[string]float64{strings.TrimPrefix(in.TableName, prefix): kb(itemSize(l.get(in.TableName, key)))}
+}
+
 func sameKeys(a, b map[string]json.RawMessage, keys []string) bool {
 	for _, k := range keys {
 		if !bytes.Equal(canon(a[k]), canon(b[k])) {
