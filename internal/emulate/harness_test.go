@@ -78,6 +78,11 @@ type setup struct {
 	scheduleEvery  time.Duration
 	visibility     time.Duration
 	params         map[string]string
+	// meter puts an awsMeter between the stack and DynamoDB Local and the
+	// SQS emulator (stack.meter).
+	meter bool
+	// onInvoke, if set, is told of every invocation as it ends.
+	onInvoke func(fn string, instance int)
 }
 
 // stack is one emulated stack, running in the test.
@@ -93,6 +98,8 @@ type stack struct {
 	params  map[string]string
 	// rt sees the stack's containers (its docker scope) on the real engine.
 	rt *docker.Runtime
+	// meter counts what the stack asks of DynamoDB and SQS (setup.meter).
+	meter *awsMeter
 
 	mu   sync.Mutex
 	pids map[string][]int
@@ -146,8 +153,13 @@ func start(t testing.TB, s setup) *stack {
 		params[k] = v
 	}
 	st.cfgPath, st.params = cfgPath, params
+	stackDDB, stackSQS := ddbURL, sqsURL
+	if s.meter {
+		st.meter = newAWSMeter(t, ddbURL, sqsURL, params["TablePrefix"])
+		stackDDB, stackSQS = st.meter.ddbURL, st.meter.sqsURL
+	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbURL, "AWS_ENDPOINT_URL_SQS=" + sqsURL, "AWS_REGION=us-east-1"}
+		"AWS_ENDPOINT_URL_DYNAMODB=" + stackDDB, "AWS_ENDPOINT_URL_SQS=" + stackSQS, "AWS_REGION=us-east-1"}
 	ready := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -156,7 +168,7 @@ func start(t testing.TB, s setup) *stack {
 			Template: templatePath, ConfigFile: cfgPath, Addr: "127.0.0.1:0", StackName: st.name,
 			Parameters: params, ScheduleEvery: s.scheduleEvery, VisibilityTimeout: s.visibility,
 			Builder: builder(t), Env: env, StateDir: t.TempDir(),
-			Logger:         slog.New(slog.NewJSONHandler(st.logs, nil)),
+			Logger:         slog.New(invokeHook{Handler: slog.NewJSONHandler(st.logs, nil), on: s.onInvoke}),
 			FunctionOutput: st.logs,
 			Ready:          func(u string) { ready <- u },
 			OnInstanceStart: func(fn string, pid int) {
