@@ -39,6 +39,12 @@ type Options struct {
 	// DefaultOpenTimeout; a negative value fails at once if the file is
 	// locked. bbolt retries the lock every 50ms, so waits round to that.
 	OpenTimeout time.Duration
+	// NoSync commits without fsync: a crash or power cut may lose recent
+	// commits or corrupt the file. It is for bulk loads that can simply be
+	// redone (benchmarks filling a store with thousands of instances,
+	// which would otherwise wait for one fsync per write); berth serve
+	// never sets it.
+	NoSync bool
 }
 
 // Store is a store.Store on one bbolt file. It is safe for concurrent use.
@@ -62,7 +68,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	_, statErr := os.Stat(path)
 	isNew := errors.Is(statErr, fs.ErrNotExist)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: false})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: opts.NoSync})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("%w: %s (waited %s)", ErrLocked, path, timeout)
