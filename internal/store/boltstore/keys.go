@@ -18,6 +18,7 @@ var (
 	bucketDeleted      = []byte("deleted")
 	bucketOutbox       = []byte("outbox")
 	bucketUndispatched = []byte("idx_undispatched")
+	bucketDispatched   = []byte("idx_dispatched")
 	bucketExpiry       = []byte("expiry")
 	bucketTemplates    = []byte("templates")
 	bucketIdempotency  = []byte("idempotency")
@@ -26,7 +27,7 @@ var (
 
 	allBuckets = [][]byte{
 		bucketInstances, bucketOwnerIdx, bucketStatusIdx, bucketEvents, bucketDeleted,
-		bucketOutbox, bucketUndispatched, bucketExpiry, bucketTemplates, bucketIdempotency,
+		bucketOutbox, bucketUndispatched, bucketDispatched, bucketExpiry, bucketTemplates, bucketIdempotency,
 		bucketCounters, bucketMeta,
 	}
 

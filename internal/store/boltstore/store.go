@@ -107,9 +107,17 @@ func (s *Store) Close() error {
 func (s *Store) Path() string { return s.db.Path() }
 
 func initBuckets(tx *bolt.Tx) error {
+	// A file written before idx_dispatched existed has dispatched items
+	// the index does not know yet; it is built once, here.
+	backfill := tx.Bucket(bucketOutbox) != nil && tx.Bucket(bucketDispatched) == nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	if backfill {
+		if err := indexDispatched(tx); err != nil {
+			return err
 		}
 	}
 	meta := tx.Bucket(bucketMeta)
