@@ -18,7 +18,9 @@
 //	instances         id → instanceRecord (JSON; keeps Spec and EventSeq, which
 //	                  container.Instance hides from JSON). ULID ids sort by time.
 //	idx_owner         owner 0x00 id → nil        owner listings, oldest first
-//	idx_status        status 0x00 id → nil       ListActive reads no terminal instance
+//	idx_status        status 0x00 id → nil       ListActive reads no terminal instance;
+//	                  an admin's listing by status reads only that status
+//	idx_owner_status  owner 0x00 status 0x00 id → nil   an owner's listing by status
 //	events            id 0x00 seq(8, big endian) → container.Event (JSON)
 //	deleted           id → deletionRecord        keeps events readable after a delete
 //	outbox            id → container.OutboxItem (JSON)

@@ -110,6 +110,8 @@ func initBuckets(tx *bolt.Tx) error {
 	// A file written before idx_dispatched existed has dispatched items
 	// the index does not know yet; it is built once, here.
 	backfill := tx.Bucket(bucketOutbox) != nil && tx.Bucket(bucketDispatched) == nil
+	// The same for idx_owner_status, from the instances.
+	backfillOwnerStatus := tx.Bucket(bucketInstances) != nil && tx.Bucket(bucketOwnerStatus) == nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
@@ -117,6 +119,11 @@ func initBuckets(tx *bolt.Tx) error {
 	}
 	if backfill {
 		if err := indexDispatched(tx); err != nil {
+			return err
+		}
+	}
+	if backfillOwnerStatus {
+		if err := indexOwnerStatus(tx); err != nil {
 			return err
 		}
 	}
