@@ -17,6 +17,7 @@ import (
 
 	berth "github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // BenchmarkCreateToRunning compares, in one run on one engine, berth's
@@ -73,10 +74,13 @@ func BenchmarkCreateToRunning(b *testing.B) {
 // median single create → running, measured first) is reported too, as
 // ideal-ms, but it is not the baseline. Each iteration runs burstRounds
 // pairs, alternating which of the two goes first, so that machine noise
-// hits both; the figures are medians over every round.
+// hits both; the figures are medians over every round. Both talk to the
+// engine through the same counting relay (engineCounter), which reports the
+// Engine API calls each makes per container: where berth's extra time goes.
 func BenchmarkBurst(b *testing.B) {
 	const n, concurrency, burstRounds = 30, 3, 3
-	e := newServeEnv(b, serveOptions{maxConcurrency: concurrency, maxPending: n})
+	counter := newEngineCounter(b, testenv.DockerHost(b))
+	e := newServeEnv(b, serveOptions{maxConcurrency: concurrency, maxPending: n, dockerEndpoint: counter.endpoint()})
 	e.start()
 	e.must(e.call("PUT", "/api/templates/sleeper", adminToken, berth.Template{Runtime: "docker", Image: e.image,
 		PullPolicy: berth.PullNever, Command: []string{"sleep", "3600"}}), http.StatusCreated)
@@ -87,21 +91,37 @@ func BenchmarkBurst(b *testing.B) {
 		singles = append(singles, time.Since(start))
 	}
 	one := median(singles)
-	cli := e.engine.Client("local")
+	cli, err := client.New(client.WithHost(counter.endpoint()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cli.Close()
 	var berthTimes, bareTimes []time.Duration
+	var berthCalls, bareCalls int
+	berth := func() {
+		counter.take()
+		berthTimes = append(berthTimes, berthBurst(b, e, n, func() { berthCalls += total(counter.take()) }))
+	}
+	bare := func() {
+		counter.take()
+		bareTimes = append(bareTimes, bareBurst(b, cli, e.image, n, concurrency, func() { bareCalls += total(counter.take()) }))
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < burstRounds; r++ {
 			if r%2 == 0 {
-				berthTimes = append(berthTimes, berthBurst(b, e, n))
-				bareTimes = append(bareTimes, bareBurst(b, cli, e.image, n, concurrency))
+				berth()
+				bare()
 			} else {
-				bareTimes = append(bareTimes, bareBurst(b, cli, e.image, n, concurrency))
-				berthTimes = append(berthTimes, berthBurst(b, e, n))
+				bare()
+				berth()
 			}
 		}
 	}
 	b.StopTimer()
+	made := float64(b.N * burstRounds * n)
+	b.ReportMetric(float64(berthCalls)/made, "berth-engine-calls/container")
+	b.ReportMetric(float64(bareCalls)/made, "bare-engine-calls/container")
 	ideal := time.Duration(float64(one) * n / concurrency)
 	berthMed, bareMed := median(berthTimes), median(bareTimes)
 	b.ReportMetric(float64(berthMed.Milliseconds()), "berth-burst-ms")
@@ -113,9 +133,9 @@ func BenchmarkBurst(b *testing.B) {
 }
 
 // berthBurst posts n creates at once and returns the time until all run;
-// it deletes them afterwards, outside the time measured (the benchmark
-// timer is stopped around the clean-up).
-func berthBurst(b *testing.B, e *serveEnv, n int) time.Duration {
+// running is called then, before it deletes them, outside the time
+// measured (the benchmark timer is stopped around the clean-up).
+func berthBurst(b *testing.B, e *serveEnv, n int, running func()) time.Duration {
 	b.Helper()
 	start := time.Now()
 	ids := make([]string, n)
@@ -129,6 +149,7 @@ func berthBurst(b *testing.B, e *serveEnv, n int) time.Duration {
 		e.waitFor(id, fsm.Running, 5*time.Minute)
 	}
 	took := time.Since(start)
+	running()
 	b.StopTimer()
 	defer b.StartTimer()
 	for _, id := range ids {
@@ -145,8 +166,9 @@ func berthBurst(b *testing.B, e *serveEnv, n int) time.Duration {
 // bareBurst makes n containers with the raw Engine API client — create then
 // start, what `docker run -d` sends — from a pool of concurrency
 // goroutines, and returns the time until every start has returned (the
-// container is running then). It removes them afterwards, untimed.
-func bareBurst(b *testing.B, cli *client.Client, image string, n, concurrency int) time.Duration {
+// container is running then). running is called then; it removes them
+// afterwards, untimed.
+func bareBurst(b *testing.B, cli *client.Client, image string, n, concurrency int, running func()) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	jobs := make(chan struct{}, n)
@@ -180,6 +202,7 @@ func bareBurst(b *testing.B, cli *client.Client, image string, n, concurrency in
 	}
 	wg.Wait()
 	took := time.Since(start)
+	running()
 	close(ids)
 	close(errs)
 	b.StopTimer()
