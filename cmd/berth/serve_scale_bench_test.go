@@ -138,7 +138,7 @@ type serveAtScale struct {
 // BenchmarkServeScale runs `berth serve` on a bolt store holding 10,000
 // instances and on one holding 1,000 (the baseline), one after the other in
 // the same run, and reports for both: the start-up time until /readyz
-// answers (median of 3), the server's RSS, and p50/p99 of the API's list
+// answers (median of 5), the server's RSS, and p50/p99 of the API's list
 // (every page of 100, as the admin and as an owner, and the admin's list
 // filtered by a status no instance has) and get, beside GET /livez as the
 // HTTP floor. A second part measures the file: its size holding 10,000 live
@@ -209,19 +209,21 @@ func measureServe(b *testing.B, n int) *serveAtScale {
 	b.StartTimer()
 
 	m := &serveAtScale{n: n}
-	for range 3 {
+	const startups = 5
+	for range startups {
 		start := time.Now()
 		e.start()
 		m.startups = append(m.startups, time.Since(start))
-		if len(m.startups) < 3 {
+		if len(m.startups) < startups {
 			e.stop()
 		}
 	}
 	m.rssKB = procStatusKB(b, e.proc.Process.Pid, "VmRSS")
+	b.Logf("%d instances: start-ups %v", n, m.startups)
 
 	hc := &http.Client{}
 	get := func(path, token string, want int) (time.Duration, []byte) {
-		req, err := http.NewRequest("GET", "http://"+e.addr+path, nil)
+		req, err := http.NewRequest(http.MethodGet, "http://"+e.addr+path, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
