@@ -124,21 +124,26 @@ func scaleOwner(i int) string {
 // serveAtScale is one `berth serve` on a store filled with n finished
 // instances, and the figures measured on it.
 type serveAtScale struct {
-	n          int
-	startups   []time.Duration
-	rssKB      int // VmRSS right after start-up
-	hwmKB      int // VmHWM after the request load
-	adminList  []time.Duration
-	ownerList  []time.Duration
-	statusList []time.Duration
-	get        []time.Duration
-	livez      []time.Duration
+	n        int
+	startups []time.Duration
+	rssKB    int // VmRSS right after start-up
+	hwmKB    int // VmHWM after the request load
+	// After the load, RSS split: anonymous (heap, stacks) and file-backed
+	// (the bbolt file's mmap'd pages the reads touched, page cache shared
+	// with the kernel).
+	anonKB, fileKB int
+	adminList      []time.Duration
+	ownerList      []time.Duration
+	statusList     []time.Duration
+	get            []time.Duration
+	livez          []time.Duration
 }
 
 // BenchmarkServeScale runs `berth serve` on a bolt store holding 10,000
 // instances and on one holding 1,000 (the baseline), one after the other in
 // the same run, and reports for both: the start-up time until /readyz
-// answers (median of 5), the server's RSS, and p50/p99 of the API's list
+// answers (median of 5), the server's RSS (after start-up; its peak, and
+// anonymous vs file-backed, after the requests), and p50/p99 of the API's list
 // (every page of 100, as the admin and as an owner, and the admin's list
 // filtered by a status no instance has) and get, beside GET /livez as the
 // HTTP floor. A second part measures the file: its size holding 10,000 live
@@ -166,6 +171,10 @@ func BenchmarkServeScale(b *testing.B) {
 	b.ReportMetric(float64(s.rssKB)/1024, "rss-1k-MiB")
 	b.ReportMetric(float64(l.hwmKB)/1024, "hwm-10k-MiB")
 	b.ReportMetric(float64(s.hwmKB)/1024, "hwm-1k-MiB")
+	b.ReportMetric(float64(l.anonKB)/1024, "rss-anon-10k-MiB")
+	b.ReportMetric(float64(s.anonKB)/1024, "rss-anon-1k-MiB")
+	b.ReportMetric(float64(l.fileKB)/1024, "rss-file-10k-MiB")
+	b.ReportMetric(float64(s.fileKB)/1024, "rss-file-1k-MiB")
 	report("list-admin", s.adminList, l.adminList)
 	report("list-owner", s.ownerList, l.ownerList)
 	report("list-status", s.statusList, l.statusList)
@@ -277,6 +286,8 @@ func measureServe(b *testing.B, n int) *serveAtScale {
 		m.livez = append(m.livez, took)
 	}
 	m.hwmKB = procStatusKB(b, e.proc.Process.Pid, "VmHWM")
+	m.anonKB = procStatusKB(b, e.proc.Process.Pid, "RssAnon")
+	m.fileKB = procStatusKB(b, e.proc.Process.Pid, "RssFile")
 	e.stop()
 	return m
 }
