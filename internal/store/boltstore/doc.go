@@ -9,19 +9,24 @@
 //     "all or nothing" is exactly one db.Update, so the conditional writes that
 //     DynamoDB expresses as TransactWriteItems with conditions become plain
 //     read-check-write code inside a single transaction;
-//   - fsync on every commit (NoSync stays false): once a method returns, its
-//     write survives an abrupt kill of the process or a power cut.
+//   - fsync on every commit (bbolt's NoSync stays false unless Options.NoSync
+//     asks otherwise for a bulk load): once a method returns, its write
+//     survives an abrupt kill of the process or a power cut.
 //
 // Layout (one top-level bucket each; keys sort bytewise):
 //
 //	instances         id → instanceRecord (JSON; keeps Spec and EventSeq, which
 //	                  container.Instance hides from JSON). ULID ids sort by time.
 //	idx_owner         owner 0x00 id → nil        owner listings, oldest first
-//	idx_status        status 0x00 id → nil       ListActive reads no terminal instance
+//	idx_status        status 0x00 id → nil       ListActive reads no terminal instance;
+//	                  an admin's listing by status reads only that status
+//	idx_owner_status  owner 0x00 status 0x00 id → nil   an owner's listing by status
 //	events            id 0x00 seq(8, big endian) → container.Event (JSON)
 //	deleted           id → deletionRecord        keeps events readable after a delete
 //	outbox            id → container.OutboxItem (JSON)
 //	idx_undispatched  created_at(8) id → nil     pending items, oldest first
+//	idx_dispatched    id → nil                   dispatched items: RequeueDispatched reads
+//	                  only these at start, not every retained outbox item
 //	expiry            expires_at(8) kind(1) ref → nil   work list of Purge
 //	templates         name → container.Template (JSON)
 //	idempotency       owner 0x00 key → store.IdempotencyRecord (JSON)

@@ -8,16 +8,20 @@ import (
 	"hash/crc32"
 	"math"
 	"time"
+
+	"github.com/berth-io/berth/internal/fsm"
 )
 
 var (
 	bucketInstances    = []byte("instances")
 	bucketOwnerIdx     = []byte("idx_owner")
 	bucketStatusIdx    = []byte("idx_status")
+	bucketOwnerStatus  = []byte("idx_owner_status")
 	bucketEvents       = []byte("events")
 	bucketDeleted      = []byte("deleted")
 	bucketOutbox       = []byte("outbox")
 	bucketUndispatched = []byte("idx_undispatched")
+	bucketDispatched   = []byte("idx_dispatched")
 	bucketExpiry       = []byte("expiry")
 	bucketTemplates    = []byte("templates")
 	bucketIdempotency  = []byte("idempotency")
@@ -25,8 +29,8 @@ var (
 	bucketMeta         = []byte("meta")
 
 	allBuckets = [][]byte{
-		bucketInstances, bucketOwnerIdx, bucketStatusIdx, bucketEvents, bucketDeleted,
-		bucketOutbox, bucketUndispatched, bucketExpiry, bucketTemplates, bucketIdempotency,
+		bucketInstances, bucketOwnerIdx, bucketStatusIdx, bucketOwnerStatus, bucketEvents, bucketDeleted,
+		bucketOutbox, bucketUndispatched, bucketDispatched, bucketExpiry, bucketTemplates, bucketIdempotency,
 		bucketCounters, bucketMeta,
 	}
 
@@ -44,6 +48,11 @@ func joinKey(a, b string) []byte {
 	k = append(k, a...)
 	k = append(k, sep)
 	return append(k, b...)
+}
+
+// ownerStatusKey is the idx_owner_status key: owner 0x00 status 0x00 id.
+func ownerStatusKey(owner string, status fsm.Status, id string) []byte {
+	return joinKey(owner, string(joinKey(string(status), id)))
 }
 
 // prefixKey is "a 0x00": every joinKey(a, …) starts with it.

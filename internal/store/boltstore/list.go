@@ -12,11 +12,14 @@ import (
 	"github.com/berth-io/berth/internal/store"
 )
 
-// ListInstances walks the owner index (owner set) or the instances bucket
-// (every owner), both in id order, from just after the cursor's id. Because
-// ids only grow, an instance created during the walk lands after every
-// position already passed or is seen later, never shifting the walk: nothing
-// that exists for the whole walk is repeated or skipped.
+// ListInstances walks, in id order and from just after the cursor's id, the
+// narrowest index the query allows: with statuses, the (owner) status index
+// of each, merged; else the owner index (owner set) or the instances bucket
+// (every owner). A status filter thus reads only instances in those
+// statuses, not every instance of the owner or of the store. Because ids
+// only grow, an instance created during the walk lands after every position
+// already passed or is seen later, never shifting the walk: nothing that
+// exists for the whole walk is repeated or skipped.
 //
 // NextCursor is set only when another matching instance exists: the walk
 // looks one match ahead, so a client never gets an empty last page.
@@ -28,7 +31,7 @@ func (s *Store) ListInstances(ctx context.Context, q store.ListQuery) (store.Pag
 	}
 	limit := pageLimit(q.Limit)
 	err = s.view(ctx, "list instances", func(tx *bolt.Tx) error {
-		next := instanceWalk(tx, q.Owner, after)
+		next := instanceWalk(tx, q, after)
 		for {
 			in, ok, err := next()
 			if err != nil || !ok {
@@ -50,47 +53,95 @@ func (s *Store) ListInstances(ctx context.Context, q store.ListQuery) (store.Pag
 	return page, nil
 }
 
-// instanceWalk returns an iterator over the instances after the id `after`
-// (all of them if nil), of one owner or of all.
-func instanceWalk(tx *bolt.Tx, owner string, after []byte) func() (container.Instance, bool, error) {
-	instances := tx.Bucket(bucketInstances)
-	if owner == "" {
-		c := instances.Cursor()
-		k, v := first(c, after)
-		return func() (container.Instance, bool, error) {
-			if k == nil {
-				return container.Instance{}, false, nil
+// instanceWalk returns an iterator, in id order, over the instances after
+// the id `after` (all of them if nil) that q's owner and statuses can
+// match; the caller still checks each with matches.
+func instanceWalk(tx *bolt.Tx, q store.ListQuery, after []byte) func() (container.Instance, bool, error) {
+	statuses := slices.Clone(q.Statuses)
+	slices.Sort(statuses)
+	statuses = slices.Compact(statuses) // one prefix each, or the merge repeats ids
+	switch {
+	case len(statuses) > 0:
+		prefixes := make([][]byte, 0, len(statuses))
+		bucket := bucketStatusIdx
+		if q.Owner != "" {
+			bucket = bucketOwnerStatus
+		}
+		for _, st := range statuses {
+			if q.Owner != "" {
+				prefixes = append(prefixes, ownerStatusKey(q.Owner, st, ""))
+			} else {
+				prefixes = append(prefixes, prefixKey(string(st)))
 			}
-			var rec instanceRecord
-			if err := decodeJSON(k, v, &rec); err != nil {
-				return container.Instance{}, false, err
-			}
-			k, v = c.Next()
-			return rec.instance(), true, nil
+		}
+		return indexWalk(tx, bucket, prefixes, after)
+	case q.Owner != "":
+		return indexWalk(tx, bucketOwnerIdx, [][]byte{prefixKey(q.Owner)}, after)
+	}
+	c := tx.Bucket(bucketInstances).Cursor()
+	k, v := first(c, after)
+	return func() (container.Instance, bool, error) {
+		if k == nil {
+			return container.Instance{}, false, nil
+		}
+		var rec instanceRecord
+		if err := decodeJSON(k, v, &rec); err != nil {
+			return container.Instance{}, false, err
+		}
+		k, v = c.Next()
+		return rec.instance(), true, nil
+	}
+}
+
+// indexWalk merges the index entries of bucket under each prefix (the rest
+// of each key is an instance id) into one walk in id order, from after the
+// id `after`, and loads each instance.
+func indexWalk(tx *bolt.Tx, bucket []byte, prefixes [][]byte, after []byte) func() (container.Instance, bool, error) {
+	type head struct {
+		c      *bolt.Cursor
+		prefix []byte
+		id     []byte // nil once the prefix is exhausted
+	}
+	set := func(h *head, k []byte) {
+		h.id = nil
+		if k != nil && bytes.HasPrefix(k, h.prefix) {
+			h.id = k[len(h.prefix):]
 		}
 	}
-	prefix := prefixKey(owner)
-	c := tx.Bucket(bucketOwnerIdx).Cursor()
-	var k []byte
-	if after == nil {
-		k, _ = c.Seek(prefix)
-	} else {
-		k, _ = first(c, append(bytes.Clone(prefix), after...))
+	heads := make([]*head, 0, len(prefixes))
+	for _, p := range prefixes {
+		h := &head{c: tx.Bucket(bucket).Cursor(), prefix: p}
+		if after == nil {
+			k, _ := h.c.Seek(p)
+			set(h, k)
+		} else {
+			k, _ := first(h.c, append(bytes.Clone(p), after...))
+			set(h, k)
+		}
+		heads = append(heads, h)
 	}
 	return func() (container.Instance, bool, error) {
-		for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			in, found, err := loadInstance(tx, string(k[len(prefix):]))
+		for {
+			var low *head
+			for _, h := range heads {
+				if h.id != nil && (low == nil || bytes.Compare(h.id, low.id) < 0) {
+					low = h
+				}
+			}
+			if low == nil {
+				return container.Instance{}, false, nil
+			}
+			id := string(low.id)
+			k, _ := low.c.Next()
+			set(low, k)
+			in, found, err := loadInstance(tx, id)
 			if err != nil {
 				return container.Instance{}, false, err
 			}
-			// The owner check keeps an owner that itself contains the
-			// separator from reading another owner's entries.
-			if found && in.Owner == owner {
-				k, _ = c.Next()
+			if found {
 				return in, true, nil
 			}
 		}
-		return container.Instance{}, false, nil
 	}
 }
 
@@ -107,6 +158,11 @@ func first(c *bolt.Cursor, after []byte) (k, v []byte) {
 }
 
 func matches(in container.Instance, q store.ListQuery) bool {
+	// The owner check keeps an owner that itself contains the separator
+	// from reading another owner's index entries.
+	if q.Owner != "" && in.Owner != q.Owner {
+		return false
+	}
 	if len(q.Statuses) > 0 && !slices.Contains(q.Statuses, in.Status) {
 		return false
 	}

@@ -3,7 +3,11 @@ package boltstore
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"slices"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
@@ -168,5 +172,92 @@ func TestListEventsPages(t *testing.T) {
 	}
 	if _, err := s.ListEvents(ctx, "nope", "", 0); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("events of unknown instance: %v", err)
+	}
+}
+
+// A listing by status walks the status indexes (the owner's, for an owner),
+// merged in id order, and reads no instance in another status: here every
+// record outside the statuses asked for is unreadable, which a walk over the
+// owner's or the store's instances would trip on.
+func TestListInstancesByStatusReadsOnlyThoseStatuses(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTest(t)
+	want := map[string][]string{} // owner ("" every owner) → ids running or stopped, in id order
+	var others []string
+	for i := range 30 {
+		owner := []string{"alice", "bob"}[i%2]
+		in := mustCreate(t, s, newInstance(owner))
+		switch i % 3 {
+		case 0:
+			in = mustTransition(t, s, mustTransition(t, s, in, fsm.Creating), fsm.Running)
+		case 1:
+			in = mustTransition(t, s, mustTransition(t, s, in, fsm.Creating), fsm.Stopped)
+		default:
+			others = append(others, in.ID) // stays pending
+			continue
+		}
+		want[owner] = append(want[owner], in.ID)
+		want[""] = append(want[""], in.ID)
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		for _, id := range others {
+			if err := tx.Bucket(bucketInstances).Put([]byte(id), []byte("not json")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, owner := range []string{"alice", "bob", ""} {
+		var got []string
+		cursor := ""
+		for {
+			page, err := s.ListInstances(ctx, store.ListQuery{Owner: owner, Limit: 4, Cursor: cursor,
+				Statuses: []fsm.Status{fsm.Stopped, fsm.Running, fsm.Stopped}})
+			if err != nil {
+				t.Fatalf("owner %q: %v", owner, err)
+			}
+			for _, in := range page.Items {
+				if owner != "" && in.Owner != owner {
+					t.Fatalf("owner %q got %s of %s", owner, in.ID, in.Owner)
+				}
+				got = append(got, in.ID)
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			cursor = page.NextCursor
+		}
+		if !slices.Equal(got, want[owner]) {
+			t.Errorf("owner %q listed\n%v\nwant\n%v", owner, got, want[owner])
+		}
+	}
+}
+
+// A file written before idx_owner_status existed gets the index built at
+// Open, so an owner's listing by status still finds every instance.
+func TestOpenIndexesOwnerStatusOfAnOlderFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "b.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := mustTransition(t, s, mustCreate(t, s, newInstance("alice")), fsm.Creating)
+	mustCreate(t, s, newInstance("alice"))
+	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketOwnerStatus) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	page, err := s.ListInstances(ctx, store.ListQuery{Owner: "alice", Statuses: []fsm.Status{fsm.Creating}})
+	if err != nil || len(page.Items) != 1 || page.Items[0].ID != in.ID {
+		t.Fatalf("alice's creating instances after reopening: %+v, %v; want %s", page.Items, err, in.ID)
 	}
 }

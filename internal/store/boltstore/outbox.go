@@ -181,22 +181,30 @@ func saveOutbox(tx *bolt.Tx, ob container.OutboxItem, oldState container.OutboxS
 	if err := putJSON(tx.Bucket(bucketOutbox), []byte(ob.ID), ob); err != nil {
 		return err
 	}
-	pending := tx.Bucket(bucketUndispatched)
-	key := undispatchedKey(ob.CreatedAt, ob.ID)
-	switch {
-	case ob.State == container.OutboxPending && oldState != container.OutboxPending:
-		if err := pending.Put(key, nil); err != nil {
-			return fmt.Errorf("index pending outbox %s: %w", ob.ID, err)
-		}
-	case ob.State != container.OutboxPending && oldState == container.OutboxPending:
-		if err := pending.Delete(key); err != nil {
-			return fmt.Errorf("unindex pending outbox %s: %w", ob.ID, err)
-		}
+	if err := indexState(tx.Bucket(bucketUndispatched), undispatchedKey(ob.CreatedAt, ob.ID),
+		container.OutboxPending, oldState, ob.State); err != nil {
+		return fmt.Errorf("pending index of outbox %s: %w", ob.ID, err)
+	}
+	if err := indexState(tx.Bucket(bucketDispatched), []byte(ob.ID),
+		container.OutboxDispatched, oldState, ob.State); err != nil {
+		return fmt.Errorf("dispatched index of outbox %s: %w", ob.ID, err)
 	}
 	// Every item is on the expiry list from its creation (OutboxMaxAge) and
 	// again once finished (OutboxRetention from then).
 	if oldState == "" || finished(ob.State) && !finished(oldState) {
 		return putExpiry(tx, store.OutboxExpiresAt(ob), expireOutbox, []byte(ob.ID))
+	}
+	return nil
+}
+
+// indexState keeps key in idx while an item is in state: it adds the key
+// when the item enters it (from oldState) and removes it when it leaves.
+func indexState(idx *bolt.Bucket, key []byte, state, oldState, newState container.OutboxState) error {
+	switch {
+	case newState == state && oldState != state:
+		return idx.Put(key, nil)
+	case newState != state && oldState == state:
+		return idx.Delete(key)
 	}
 	return nil
 }

@@ -92,10 +92,11 @@ func purgeOne(tx *bolt.Tx, kind byte, ref []byte, now time.Time, st *PurgeStats)
 			return err
 		}
 		st.OutboxItems++
-		if ob.State == container.OutboxPending {
-			if err := tx.Bucket(bucketUndispatched).Delete(undispatchedKey(ob.CreatedAt, ob.ID)); err != nil {
-				return fmt.Errorf("unindex expired outbox %s: %w", ob.ID, err)
-			}
+		if err := tx.Bucket(bucketUndispatched).Delete(undispatchedKey(ob.CreatedAt, ob.ID)); err != nil {
+			return fmt.Errorf("unindex expired outbox %s: %w", ob.ID, err)
+		}
+		if err := tx.Bucket(bucketDispatched).Delete(ref); err != nil {
+			return fmt.Errorf("unindex expired outbox %s: %w", ob.ID, err)
 		}
 		return tx.Bucket(bucketOutbox).Delete(ref)
 	case expireIdempotency:

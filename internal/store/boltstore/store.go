@@ -39,6 +39,12 @@ type Options struct {
 	// DefaultOpenTimeout; a negative value fails at once if the file is
 	// locked. bbolt retries the lock every 50ms, so waits round to that.
 	OpenTimeout time.Duration
+	// NoSync commits without fsync: a crash or power cut may lose recent
+	// commits or corrupt the file. It is for bulk loads that can simply be
+	// redone (benchmarks filling a store with thousands of instances,
+	// which would otherwise wait for one fsync per write); berth serve
+	// never sets it.
+	NoSync bool
 }
 
 // Store is a store.Store on one bbolt file. It is safe for concurrent use.
@@ -62,7 +68,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	_, statErr := os.Stat(path)
 	isNew := errors.Is(statErr, fs.ErrNotExist)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: false})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: opts.NoSync})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("%w: %s (waited %s)", ErrLocked, path, timeout)
@@ -101,9 +107,24 @@ func (s *Store) Close() error {
 func (s *Store) Path() string { return s.db.Path() }
 
 func initBuckets(tx *bolt.Tx) error {
+	// A file written before idx_dispatched existed has dispatched items
+	// the index does not know yet; it is built once, here.
+	backfill := tx.Bucket(bucketOutbox) != nil && tx.Bucket(bucketDispatched) == nil
+	// The same for idx_owner_status, from the instances.
+	backfillOwnerStatus := tx.Bucket(bucketInstances) != nil && tx.Bucket(bucketOwnerStatus) == nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	if backfill {
+		if err := indexDispatched(tx); err != nil {
+			return err
+		}
+	}
+	if backfillOwnerStatus {
+		if err := indexOwnerStatus(tx); err != nil {
+			return err
 		}
 	}
 	meta := tx.Bucket(bucketMeta)

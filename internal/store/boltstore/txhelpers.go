@@ -43,18 +43,42 @@ func saveInstance(tx *bolt.Tx, in container.Instance, oldStatus fsm.Status) erro
 	if oldStatus == in.Status {
 		return nil
 	}
-	status := tx.Bucket(bucketStatusIdx)
+	status, ownerStatus := tx.Bucket(bucketStatusIdx), tx.Bucket(bucketOwnerStatus)
 	if oldStatus == "" {
 		if err := tx.Bucket(bucketOwnerIdx).Put(joinKey(in.Owner, in.ID), nil); err != nil {
 			return fmt.Errorf("index owner of %s: %w", in.ID, err)
 		}
-	} else if err := status.Delete(joinKey(string(oldStatus), in.ID)); err != nil {
-		return fmt.Errorf("unindex status of %s: %w", in.ID, err)
+	} else {
+		if err := status.Delete(joinKey(string(oldStatus), in.ID)); err != nil {
+			return fmt.Errorf("unindex status of %s: %w", in.ID, err)
+		}
+		if err := ownerStatus.Delete(ownerStatusKey(in.Owner, oldStatus, in.ID)); err != nil {
+			return fmt.Errorf("unindex owner status of %s: %w", in.ID, err)
+		}
 	}
 	if err := status.Put(joinKey(string(in.Status), in.ID), nil); err != nil {
 		return fmt.Errorf("index status of %s: %w", in.ID, err)
 	}
+	if err := ownerStatus.Put(ownerStatusKey(in.Owner, in.Status, in.ID), nil); err != nil {
+		return fmt.Errorf("index owner status of %s: %w", in.ID, err)
+	}
 	return nil
+}
+
+// indexOwnerStatus builds idx_owner_status from the instances: the one-time
+// build of the index for a file written before it existed.
+func indexOwnerStatus(tx *bolt.Tx) error {
+	idx := tx.Bucket(bucketOwnerStatus)
+	return tx.Bucket(bucketInstances).ForEach(func(k, v []byte) error {
+		var rec instanceRecord
+		if err := decodeJSON(k, v, &rec); err != nil {
+			return err
+		}
+		if err := idx.Put(ownerStatusKey(rec.Instance.Owner, rec.Instance.Status, rec.Instance.ID), nil); err != nil {
+			return fmt.Errorf("index owner status of %s: %w", k, err)
+		}
+		return nil
+	})
 }
 
 func removeInstance(tx *bolt.Tx, in container.Instance) error {
@@ -66,6 +90,9 @@ func removeInstance(tx *bolt.Tx, in container.Instance) error {
 	}
 	if err := tx.Bucket(bucketStatusIdx).Delete(joinKey(string(in.Status), in.ID)); err != nil {
 		return fmt.Errorf("unindex status of %s: %w", in.ID, err)
+	}
+	if err := tx.Bucket(bucketOwnerStatus).Delete(ownerStatusKey(in.Owner, in.Status, in.ID)); err != nil {
+		return fmt.Errorf("unindex owner status of %s: %w", in.ID, err)
 	}
 	return nil
 }
