@@ -121,6 +121,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"Idempotency", testIdempotency},
 		{"RacingTransitionsOneWinnerPerVersion", testRacingTransitions},
 		{"ConcurrentCreatesRespectMaxPending", testConcurrentCreates},
+		{"CreatesAndReleasesInterleavedMax5", testCreatesAndReleasesInterleaved(5)},
+		{"CreatesAndReleasesInterleavedMax11", testCreatesAndReleasesInterleaved(11)},
 		{"FinishedOutboxExpires", testFinishedOutboxExpires},
 		{"EveryOutboxItemExpires", testEveryOutboxItemExpires},
 		{"ListLimitsAndBadCursors", testListLimitsAndBadCursors},
