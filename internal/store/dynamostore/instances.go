@@ -53,7 +53,7 @@ func (s *Store) GetInstance(ctx context.Context, id string) (container.Instance,
 
 // CreateInstance writes the instance, its outbox item, its first event, the
 // optional idempotency record and takes an admission slot in one
-// transaction.
+// transaction, which also checks the template when p.Template is set.
 func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (container.Instance, error) {
 	const op = "create instance"
 	now := s.now()
@@ -94,6 +94,13 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 		}
 		t.put(roleIdempotency, s.idempotency, item, cond)
 	}
+	if p.Template != nil {
+		cond, err := templateUnchanged(*p.Template)
+		if err != nil {
+			return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+		}
+		t.check(roleTemplate, s.templates, templateKey(p.Template.Name), cond)
+	}
 
 	token := newRequestToken()
 	var room []int // shards left to try, once shard was found full
@@ -115,6 +122,8 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.instances, in.ID)
 		case out.failed[roleOutbox]:
 			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.outbox, ob.ID)
+		case out.failed[roleTemplate]:
+			return container.Instance{}, failWith(store.ErrTemplateChanged, op, s.templates, p.Template.Name)
 		case out.failed[roleCounter]:
 			// Every shard this create tried was full when it tried it, and
 			// the caps sum to MaxPending: refusing now never lets more than

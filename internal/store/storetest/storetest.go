@@ -101,6 +101,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"CreateQueueFull", testCreateQueueFull},
 		{"CreateIdempotency", testCreateIdempotency},
 		{"CreateParamsChecked", testCreateParamsChecked},
+		{"CreateChecksTemplate", testCreateChecksTemplate},
 		{"TransitionOutboxChecked", testTransitionOutboxChecked},
 		{"Transition", testTransition},
 		{"TransitionErrors", testTransitionErrors},
