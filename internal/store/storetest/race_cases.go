@@ -169,7 +169,10 @@ func createsAndReleasesInterleaved(t *testing.T, s store.Store, c *Clock, max in
 				}
 				accepted.Add(1)
 				n := held.Add(1)
-				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				for p := peak.Load(); n > p; p = peak.Load() {
+					if peak.CompareAndSwap(p, n) {
+						break
+					}
 				}
 				// Still holding its slot in creating; counted free before
 				// the release is sent, so held never exceeds what the
