@@ -123,7 +123,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"RacingTransitionsOneWinnerPerVersion", testRacingTransitions},
 		{"ConcurrentCreatesRespectMaxPending", testConcurrentCreates},
 		{"CreatesAndReleasesInterleavedMax5", testCreatesAndReleasesInterleaved(5)},
-		{"CreatesAndReleasesInterleavedMax11", testCreatesAndReleasesInterleaved(11)},
+		{"CreatesAndReleasesInterleavedMax9", testCreatesAndReleasesInterleaved(9)},
 		{"FinishedOutboxExpires", testFinishedOutboxExpires},
 		{"EveryOutboxItemExpires", testEveryOutboxItemExpires},
 		{"ListLimitsAndBadCursors", testListLimitsAndBadCursors},
