@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -187,8 +188,12 @@ func shardOfName(name *types.AttributeValueMemberS) (int, bool) {
 	case name.Value == admissionCounter:
 		return 0, true
 	}
-	n, err := strconv.Atoi(name.Value[len(admissionCounter)+1:])
-	return n, err == nil && len(name.Value) > len(admissionCounter)+1
+	rest, ok := strings.CutPrefix(name.Value, admissionCounter+"#")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
 }
 
 func countOf(item map[string]types.AttributeValue) (int, error) {

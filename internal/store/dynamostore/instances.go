@@ -128,7 +128,7 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 			// Every shard this create tried was full when it tried it, and
 			// the caps sum to MaxPending: refusing now never lets more than
 			// MaxPending creates in.
-			if !searched {
+			if !searched && len(caps) > 1 {
 				searched = true
 				if room, err = s.shardsWithRoom(ctx, op, caps, shard); err != nil {
 					return container.Instance{}, err
