@@ -44,14 +44,35 @@ type CreateResult struct {
 // CreateByTemplate validates the request against its template, resolves the
 // container spec and writes the pending instance, its create request and
 // its first event in one store call. The work happens in the background.
+//
+// A create usually makes that one store call: the template comes from the
+// manager's cache and is checked by the store in the same transaction
+// (templateCache), and an Idempotency-Key is checked by the same
+// transaction too; its record is read only when the create fails (a repeat
+// answers as the first request did, whatever this one ran into).
 func (m *Manager) CreateByTemplate(ctx context.Context, c identity.Caller, req CreateRequest, idem *Idempotency, requestID string) (CreateResult, error) {
-	if idem != nil {
-		if rec, err := m.store.GetIdempotency(ctx, c.User, idem.Key); err == nil {
+	res, err := m.create(ctx, c, req, idem, requestID, true)
+	if errors.Is(err, store.ErrTemplateChanged) {
+		// The cached copy is stale: build the create again from a read.
+		m.templates.forget(req.Template)
+		res, err = m.create(ctx, c, req, idem, requestID, false)
+	}
+	if err != nil && idem != nil && !errors.Is(err, ErrIdempotencyKey) {
+		rec, gerr := m.store.GetIdempotency(ctx, c.User, idem.Key)
+		switch {
+		case gerr == nil:
 			return m.replay(rec, idem)
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return CreateResult{}, fmt.Errorf("reading idempotency key: %w", err)
+		case !errors.Is(gerr, store.ErrNotFound):
+			return CreateResult{}, fmt.Errorf("reading idempotency key: %w", gerr)
 		}
 	}
+	return res, err
+}
+
+// create is one attempt of CreateByTemplate, from the cached template when
+// cached is set and there is one (then the store may answer
+// ErrTemplateChanged), else from a read of it.
+func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateRequest, idem *Idempotency, requestID string, cached bool) (CreateResult, error) {
 	var f fields
 	if req.Template == "" {
 		f.add("template", "is required")
@@ -65,15 +86,23 @@ func (m *Manager) CreateByTemplate(ctx context.Context, c identity.Caller, req C
 	if err := f.err(); err != nil {
 		return CreateResult{}, err
 	}
-	tpl, err := m.store.GetTemplate(ctx, req.Template)
-	if errors.Is(err, store.ErrNotFound) {
-		f.add("template", "no template named %q", req.Template)
-		return CreateResult{}, f.err()
+	var tpl container.Template
+	if cached {
+		tpl, cached = m.templates.get(req.Template)
 	}
-	if err != nil {
-		return CreateResult{}, fmt.Errorf("reading template %q: %w", req.Template, err)
+	if !cached {
+		var err error
+		tpl, err = m.store.GetTemplate(ctx, req.Template)
+		if errors.Is(err, store.ErrNotFound) {
+			f.add("template", "no template named %q", req.Template)
+			return CreateResult{}, f.err()
+		}
+		if err != nil {
+			return CreateResult{}, fmt.Errorf("reading template %q: %w", req.Template, err)
+		}
+		m.templates.put(tpl)
 	}
-	err = m.validateTemplate(tpl)
+	err := m.validateTemplate(tpl)
 	if err == nil {
 		err = m.validateBindNesting(ctx, tpl)
 	}
@@ -123,8 +152,13 @@ func (m *Manager) CreateByTemplate(ctx context.Context, c identity.Caller, req C
 			Owner: c.User, Key: idem.Key, RequestHash: idem.Hash, Response: idem.Response(inst), CreatedAt: now,
 		}
 	}
+	if cached {
+		p.Template = &tpl
+	}
 	created, err := m.store.CreateInstance(ctx, p)
 	switch {
+	case errors.Is(err, store.ErrTemplateChanged):
+		return CreateResult{}, err
 	case errors.Is(err, store.ErrQueueFull):
 		return CreateResult{}, fmt.Errorf("%d creates are already waiting: %w", m.maxPending, ErrQueueFull)
 	case errors.Is(err, store.ErrDuplicateRequest):

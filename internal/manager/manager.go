@@ -69,6 +69,8 @@ type Manager struct {
 	metrics       *metrics.Emitter
 	changes       *changes
 	groups        GroupPolicies
+	// templates spares creates the read of their template (templatecache.go).
+	templates templateCache
 }
 
 // New returns a Manager.

@@ -43,6 +43,7 @@ func (m *Manager) PutTemplate(ctx context.Context, c identity.Caller, t containe
 	if err != nil {
 		return container.Template{}, false, fmt.Errorf("storing template %q: %w", t.Name, err)
 	}
+	m.templates.put(stored)
 	m.log.InfoContext(ctx, "template stored", "template", t.Name, "created", created, "by", c.User)
 	return stored, created, nil
 }
@@ -73,6 +74,7 @@ func (m *Manager) DeleteTemplate(ctx context.Context, c identity.Caller, name st
 	if !dnsLabel.MatchString(name) {
 		return fmt.Errorf("template %.64q: %w", name, ErrNotFound)
 	}
+	m.templates.forget(name)
 	err := m.store.DeleteTemplate(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("template %q: %w", name, ErrNotFound)

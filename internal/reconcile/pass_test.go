@@ -125,7 +125,8 @@ func openCorrupted(t *testing.T, backend string, n int, fill func(store.Store)) 
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = dynamostore.DeleteTables(context.Background(), client, prefix) })
-		s := dynamostore.New(client, dynamostore.Options{TablePrefix: prefix})
+		// One counter item, so that setting it sets the whole count.
+		s := dynamostore.New(client, dynamostore.Options{TablePrefix: prefix, AdmissionShards: 1})
 		fill(s)
 		_, err := client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 aws.String(dynamostore.TableName(prefix, dynamostore.TableCounters)),

@@ -31,6 +31,9 @@ var (
 	// ErrDuplicateRequest: CreateParams.Idempotency names an (owner, key)
 	// that already has a live record; nothing was written.
 	ErrDuplicateRequest = errors.New("idempotency key already used")
+	// ErrTemplateChanged: CreateParams.Template is no longer the stored
+	// template (changed or deleted since it was read).
+	ErrTemplateChanged = errors.New("template changed since it was read")
 )
 
 // EventRetention is how long an instance's events stay readable after the
@@ -98,6 +101,12 @@ type CreateParams struct {
 	// (Owner, Key) already has a live record the create fails with
 	// ErrDuplicateRequest and writes nothing.
 	Idempotency *IdempotencyRecord
+	// Template, if set, is the template the instance was built from as the
+	// caller holds it (a copy read earlier): the create is made only if the
+	// stored template is still exactly that one (same TemplateDoc), checked
+	// in the same transaction, else it fails with ErrTemplateChanged and
+	// writes nothing. It lets a caller skip reading the template per create.
+	Template *container.Template
 }
 
 // TransitionParams describes one conditional status change.

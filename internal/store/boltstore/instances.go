@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -13,8 +14,8 @@ import (
 
 // CreateInstance writes the instance, its outbox item, its first event, the
 // optional idempotency record and the admission slot in one transaction.
-// The checks run in the order the API reports them: queue full, id taken,
-// repeated idempotency key. An id whose deleted predecessor's events are
+// The checks run in the order the API reports them: template changed (when
+// p.Template is set), queue full, id taken, repeated idempotency key. An id whose deleted predecessor's events are
 // still retained counts as taken, so two histories never share one id.
 func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (container.Instance, error) {
 	now := s.now()
@@ -32,6 +33,11 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 	}
 
 	err = s.update(ctx, "create instance "+in.ID, func(tx *bolt.Tx) error {
+		if p.Template != nil {
+			if err := templateUnchanged(tx, *p.Template); err != nil {
+				return err
+			}
+		}
 		if p.MaxPending > 0 {
 			if n := admissionCount(tx); n >= int64(p.MaxPending) {
 				return fmt.Errorf("%d of %d creates in flight: %w", n, p.MaxPending, store.ErrQueueFull)
@@ -224,4 +230,30 @@ func (s *Store) GetInstance(ctx context.Context, id string) (container.Instance,
 		return container.Instance{}, err
 	}
 	return out, nil
+}
+
+// templateUnchanged is ErrTemplateChanged unless the stored template is
+// still want (store.TemplateDoc).
+func templateUnchanged(tx *bolt.Tx, want container.Template) error {
+	var cur container.Template
+	found, err := getJSON(tx.Bucket(bucketTemplates), []byte(want.Name), &cur)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("template %q is gone: %w", want.Name, store.ErrTemplateChanged)
+	}
+	a, err := store.TemplateDoc(cur)
+	if err != nil {
+		return err
+	}
+	b, err := store.TemplateDoc(want)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(a, b) {
+		return fmt.Errorf("template %q is at version %d, the create was built from %d: %w",
+			want.Name, cur.Version, want.Version, store.ErrTemplateChanged)
+	}
+	return nil
 }

@@ -10,12 +10,12 @@
 //
 // Items:
 //
-//	instances    id | owner, status (GSI keys), version, event_seq, spec (JSON), the other fields
+//	instances    id | owner, status (GSI keys), version, event_seq, spec (JSON), the other fields, admission_shard
 //	outbox       id | state, undispatched ("pending" while pending: sparse GSI key), created_key, expires_at (store.OutboxExpiresAt)
 //	events       instance_id, seq | the event; seq 0 is a deleted instance's marker (deleted_at); expires_at after a delete
 //	templates    name | version, doc (JSON)
 //	idempotency  pk = len(owner):owner:key | the record, expires_at
-//	counters     name = "admission" | cnt
+//	counters     name = "admission", "admission#1" … (one item per admission shard) | cnt
 //
 // Events are numbered by the instance's event_seq: every write that appends
 // one conditions on event_seq and moves it on, so seqs have no gaps. Races
@@ -45,6 +45,13 @@ type Options struct {
 	// race that is not the caller's conflict (a concurrent transaction on
 	// the same items, a concurrent event append). Zero means 20.
 	MaxAttempts int
+	// AdmissionShards is how many counter items the create admission count
+	// is spread over, so that concurrent creates do not all write one item.
+	// Defaults to DefaultAdmissionShards; at most 100 (one transaction
+	// repairs them all). Lowering it on a live deployment is safe: releases
+	// of slots taken on the shards it drops go to the last shard, and the
+	// next RepairAdmission puts that shard right.
+	AdmissionShards int
 }
 
 // Store is a store.Store on DynamoDB. It is safe for concurrent use.
@@ -52,6 +59,8 @@ type Store struct {
 	client      *dynamodb.Client
 	now         func() time.Time
 	maxAttempts int
+	// admissionShards is Options.AdmissionShards, defaulted and bounded.
+	admissionShards int
 
 	instances, outbox, events, templates, idempotency, counters string
 }
@@ -65,18 +74,23 @@ func New(client *dynamodb.Client, opts Options) *Store {
 		client:      client,
 		now:         opts.Clock,
 		maxAttempts: opts.MaxAttempts,
-		instances:   TableName(opts.TablePrefix, TableInstances),
-		outbox:      TableName(opts.TablePrefix, TableOutbox),
-		events:      TableName(opts.TablePrefix, TableEvents),
-		templates:   TableName(opts.TablePrefix, TableTemplates),
-		idempotency: TableName(opts.TablePrefix, TableIdempotency),
-		counters:    TableName(opts.TablePrefix, TableCounters),
+		// One repair transaction writes every shard.
+		admissionShards: min(opts.AdmissionShards, maxTxnItems),
+		instances:       TableName(opts.TablePrefix, TableInstances),
+		outbox:          TableName(opts.TablePrefix, TableOutbox),
+		events:          TableName(opts.TablePrefix, TableEvents),
+		templates:       TableName(opts.TablePrefix, TableTemplates),
+		idempotency:     TableName(opts.TablePrefix, TableIdempotency),
+		counters:        TableName(opts.TablePrefix, TableCounters),
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.maxAttempts <= 0 {
 		s.maxAttempts = 20
+	}
+	if s.admissionShards <= 0 {
+		s.admissionShards = DefaultAdmissionShards
 	}
 	return s
 }

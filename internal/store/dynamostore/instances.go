@@ -21,22 +21,29 @@ func instanceKey(id string) map[string]types.AttributeValue {
 // getInstance reads an instance with a strongly consistent read, because
 // every caller goes on to write conditionally on what it read.
 func (s *Store) getInstance(ctx context.Context, op, id string) (container.Instance, error) {
+	in, _, err := s.getInstanceItem(ctx, op, id)
+	return in, err
+}
+
+// getInstanceItem is getInstance with the item as stored, for writes that
+// carry over what only the store keeps on it (the admission shard).
+func (s *Store) getInstanceItem(ctx context.Context, op, id string) (container.Instance, map[string]types.AttributeValue, error) {
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.instances),
 		Key:            instanceKey(id),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return container.Instance{}, fail(op, s.instances, id, err)
+		return container.Instance{}, nil, fail(op, s.instances, id, err)
 	}
 	if out.Item == nil {
-		return container.Instance{}, failWith(store.ErrNotFound, op, s.instances, id)
+		return container.Instance{}, nil, failWith(store.ErrNotFound, op, s.instances, id)
 	}
 	in, err := unmarshalInstance(out.Item)
 	if err != nil {
-		return container.Instance{}, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.instances, id, err)
+		return container.Instance{}, nil, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.instances, id, err)
 	}
-	return in, nil
+	return in, out.Item, nil
 }
 
 // GetInstance returns the instance or ErrNotFound.
@@ -46,7 +53,7 @@ func (s *Store) GetInstance(ctx context.Context, id string) (container.Instance,
 
 // CreateInstance writes the instance, its outbox item, its first event, the
 // optional idempotency record and takes an admission slot in one
-// transaction.
+// transaction, which also checks the template when p.Template is set.
 func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (container.Instance, error) {
 	const op = "create instance"
 	now := s.now()
@@ -67,8 +74,14 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 		return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
 	}
 
+	// The slot is taken on one shard of the counter (admission.go): first
+	// the one the id hashes to, then, if that one is full, those a read
+	// finds below their cap. The instance records its shard.
+	caps := shardCaps(s.admissionShards, p.MaxPending)
+	shard := firstShard(in.ID, len(caps))
+	instAV[AttrAdmissionShard] = numAV(int64(shard))
 	t := &txn{}
-	t.update(roleCounter, s.counters, counterKey(), admissionTake(p.MaxPending))
+	t.update(roleCounter, s.counters, counterKey(shard), admissionTake(caps[shard]))
 	t.put(roleInstance, s.instances, instAV, notExists(AttrID))
 	t.put(roleOutbox, s.outbox, obAV, notExists(AttrID))
 	// A history still retained from a deleted instance with the same id
@@ -81,8 +94,17 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 		}
 		t.put(roleIdempotency, s.idempotency, item, cond)
 	}
+	if p.Template != nil {
+		cond, err := templateUnchanged(*p.Template)
+		if err != nil {
+			return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+		}
+		t.check(roleTemplate, s.templates, templateKey(p.Template.Name), cond)
+	}
 
 	token := newRequestToken()
+	var room []int // shards left to try, once shard was found full
+	searched, conflicts := false, 0
 	for attempt := 1; ; attempt++ {
 		out, err := s.run(ctx, t, token.attempt(attempt))
 		if err != nil {
@@ -100,16 +122,37 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.instances, in.ID)
 		case out.failed[roleOutbox]:
 			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.outbox, ob.ID)
+		case out.failed[roleTemplate]:
+			return container.Instance{}, failWith(store.ErrTemplateChanged, op, s.templates, p.Template.Name)
 		case out.failed[roleCounter]:
-			return container.Instance{}, fmt.Errorf("dynamostore: %s %s %q: %d unfinished creates: %w",
-				op, s.instances, in.ID, p.MaxPending, store.ErrQueueFull)
+			// Every shard this create tried was full when it tried it, and
+			// the caps sum to MaxPending: refusing now never lets more than
+			// MaxPending creates in.
+			if !searched && len(caps) > 1 {
+				searched = true
+				if room, err = s.shardsWithRoom(ctx, op, caps, shard); err != nil {
+					return container.Instance{}, err
+				}
+			}
+			if len(room) == 0 {
+				return container.Instance{}, fmt.Errorf("dynamostore: %s %s %q: %d unfinished creates: %w",
+					op, s.instances, in.ID, p.MaxPending, store.ErrQueueFull)
+			}
+			shard, room = room[0], room[1:]
+			instAV[AttrAdmissionShard] = numAV(int64(shard))
+			t.items[0].Update.Key = counterKey(shard)
+			e := admissionTake(caps[shard])
+			t.items[0].Update.ConditionExpression = e.conditionOrNil()
+			t.items[0].Update.ExpressionAttributeNames = e.namesOrNil()
+			t.items[0].Update.ExpressionAttributeValues = e.valuesOrNil()
 		case out.conflict:
-			// Every create updates the admission counter, so concurrent
+			// Every create updates an admission counter shard, so concurrent
 			// creates collide here; none of them is the caller's conflict.
-			if attempt >= s.maxAttempts {
+			conflicts++
+			if conflicts >= s.maxAttempts {
 				return container.Instance{}, errContention(op, s.instances, in.ID, attempt, errors.New("transaction conflict"))
 			}
-			if err := pause(ctx, attempt, nil); err != nil {
+			if err := pause(ctx, conflicts, nil); err != nil {
 				return container.Instance{}, err
 			}
 		default:
@@ -137,7 +180,7 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 				return container.Instance{}, err
 			}
 		}
-		cur, err := s.getInstance(ctx, op, p.ID)
+		cur, curAV, err := s.getInstanceItem(ctx, op, p.ID)
 		if err != nil {
 			return container.Instance{}, err
 		}
@@ -169,6 +212,10 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 		if err != nil {
 			return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
 		}
+		shard := s.slotShard(curAV)
+		if sh, ok := curAV[AttrAdmissionShard]; ok {
+			instAV[AttrAdmissionShard] = sh
+		}
 		t.put(roleInstance, s.instances, instAV, instanceUnchanged(cur, true))
 		if evAV != nil {
 			t.put(roleEvent, s.events, evAV, notExists(AttrInstanceID))
@@ -186,7 +233,7 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 			t.put(roleOutbox, s.outbox, obAV, notExists(AttrID))
 		}
 		if d := slotDelta(p.From, p.To); d != 0 {
-			t.update(roleCounter, s.counters, counterKey(), admissionAdd(d))
+			t.update(roleCounter, s.counters, counterKey(shard), admissionAdd(d))
 		}
 		if completeID != "" {
 			t.update(roleComplete, s.outbox, outboxKey(completeID), outboxDone(now))
@@ -233,7 +280,7 @@ func (s *Store) DeleteInstance(ctx context.Context, p store.DeleteParams) error 
 				return err
 			}
 		}
-		cur, err := s.getInstance(ctx, op, p.ID)
+		cur, curAV, err := s.getInstanceItem(ctx, op, p.ID)
 		if err != nil {
 			return err
 		}
@@ -254,7 +301,7 @@ func (s *Store) DeleteInstance(ctx context.Context, p store.DeleteParams) error 
 		t.put(roleEvent, s.events, evAV, notExists(AttrInstanceID))
 		t.put(roleMarker, s.events, markerItem(p.ID, now, expires), nil)
 		if cur.Status.HoldsCreateSlot() {
-			t.update(roleCounter, s.counters, counterKey(), admissionAdd(-1))
+			t.update(roleCounter, s.counters, counterKey(s.slotShard(curAV)), admissionAdd(-1))
 		}
 		if completeID != "" {
 			t.update(roleComplete, s.outbox, outboxKey(completeID), outboxDone(now))

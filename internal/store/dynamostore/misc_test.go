@@ -141,7 +141,7 @@ func TestRepairAdmission(t *testing.T) {
 	}
 	// Knock the counter off by hand, as a bug or a manual edit would.
 	e := admissionAdd(40)
-	if _, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.counters), Key: counterKey(),
+	if _, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.counters), Key: counterKey(0),
 		UpdateExpression: aws.String(e.update), ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values}); err != nil {
 		t.Fatal(err)
 	}

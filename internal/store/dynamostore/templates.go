@@ -52,6 +52,18 @@ func unmarshalTemplate(av map[string]types.AttributeValue) (container.Template, 
 	return t, nil
 }
 
+// templateUnchanged conditions a create on its template still being t, as
+// the caller read it: the stored doc is t's TemplateDoc.
+func templateUnchanged(t container.Template) (*expr, error) {
+	doc, err := store.TemplateDoc(t)
+	if err != nil {
+		return nil, err
+	}
+	e := newExpr()
+	e.condition = e.n("doc") + " = " + e.s(string(doc))
+	return e, nil
+}
+
 // PutTemplate creates or replaces a template, bumping its version. The
 // write is conditioned on the version it replaces, so two concurrent puts
 // both land, one after the other, each with its own version.
@@ -76,7 +88,9 @@ func (s *Store) PutTemplate(ctx context.Context, t container.Template) (containe
 		next.ImageStatus = nil
 		next.Version = cur.Version + 1
 		next.UpdatedAt = s.now().UTC().Format(time.RFC3339)
-		doc, err := json.Marshal(next)
+		// The doc is the template's TemplateDoc, which a create built from
+		// a cached copy is checked against (templateUnchanged).
+		doc, err := store.TemplateDoc(next)
 		if err != nil {
 			return container.Template{}, false, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.templates, t.Name, err)
 		}

@@ -28,6 +28,7 @@ const (
 	roleIdempotency = "idempotency"
 	roleComplete    = "complete-outbox"
 	roleStamp       = "stamp-event"
+	roleTemplate    = "template"
 )
 
 // txn collects the items of one TransactWriteItems.
@@ -59,6 +60,16 @@ func (t *txn) update(role, table string, key map[string]types.AttributeValue, e 
 		ConditionExpression:       e.conditionOrNil(),
 		ExpressionAttributeNames:  e.namesOrNil(),
 		ExpressionAttributeValues: e.valuesOrNil(),
+	}})
+}
+
+func (t *txn) check(role, table string, key map[string]types.AttributeValue, cond *expr) {
+	t.add(role, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName:                 aws.String(table),
+		Key:                       key,
+		ConditionExpression:       aws.String(cond.condition),
+		ExpressionAttributeNames:  cond.namesOrNil(),
+		ExpressionAttributeValues: cond.valuesOrNil(),
 	}})
 }
 
