@@ -81,7 +81,7 @@ func (s *Store) readCounter(ctx context.Context, op string) (int, bool, error) {
 }
 
 // RepairAdmission counts the instances in pending and creating (through
-// by_status) and stores that count, conditionally on the counter not having
+// by_status_key) and stores that count, conditionally on the counter not having
 // moved while counting; if a create or transition moved it, it counts again.
 func (s *Store) RepairAdmission(ctx context.Context) (before, after int, err error) {
 	const op = "repair admission"
@@ -133,26 +133,31 @@ func (s *Store) RepairAdmission(ctx context.Context) (before, after int, err err
 	return 0, 0, errContention(op, s.counters, admissionCounter, s.maxAttempts, fmt.Errorf("counter kept moving"))
 }
 
+// countStatus counts the instances in st, one shard of by_status_key after
+// the other.
 func (s *Store) countStatus(ctx context.Context, op string, st fsm.Status) (int, error) {
-	e := newExpr()
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.instances),
-		IndexName:                 aws.String(IndexByStatus),
-		KeyConditionExpression:    aws.String(e.n(AttrStatus) + " = " + e.s(string(st))),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
-		Select:                    types.SelectCount,
-	}
 	n := 0
-	for {
-		out, err := s.client.Query(ctx, in)
-		if err != nil {
-			return 0, fail(op, s.instances+"/"+IndexByStatus, string(st), err)
+	for shard := range IndexShards {
+		e := newExpr()
+		in := &dynamodb.QueryInput{
+			TableName:                 aws.String(s.instances),
+			IndexName:                 aws.String(IndexByStatus),
+			KeyConditionExpression:    aws.String(e.n(AttrStatusKey) + " = " + e.s(shardKey(string(st), shard))),
+			ExpressionAttributeNames:  e.names,
+			ExpressionAttributeValues: e.values,
+			Select:                    types.SelectCount,
 		}
-		n += int(out.Count)
-		if out.LastEvaluatedKey == nil {
-			return n, nil
+		for {
+			out, err := s.client.Query(ctx, in)
+			if err != nil {
+				return 0, fail(op, s.instances+"/"+IndexByStatus, string(st), err)
+			}
+			n += int(out.Count)
+			if out.LastEvaluatedKey == nil {
+				break
+			}
+			in.ExclusiveStartKey = out.LastEvaluatedKey
 		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return n, nil
 }
