@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
@@ -108,5 +109,63 @@ func TestEveryShardListed(t *testing.T) {
 	}
 	if _, after, err := s.RepairAdmission(ctx); err != nil || after != len(pending) {
 		t.Errorf("RepairAdmission = %d, %v; want %d", after, err, len(pending))
+	}
+}
+
+// TestBackfillIndexKeys writes items as the store did before its index keys
+// were sharded (no status_key; undispatched "pending") and checks that the
+// backfill makes them listable again, once.
+func TestBackfillIndexKeys(t *testing.T) {
+	s, c := newTestStore(t)
+	ctx := context.Background()
+	in := testInstance(container.NewID(), "alice")
+	in.CreatedAt, in.UpdatedAt = c.Now(), c.Now()
+	p := createParams(in, 0)
+	p.Outbox.CreatedAt, p.Outbox.UpdatedAt = in.CreatedAt, in.CreatedAt
+	if _, err := s.CreateInstance(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	fresh := mustCreate(t, s, testInstance(container.NewID(), "alice"))
+	// Back to the old layout.
+	for _, u := range []*dynamodb.UpdateItemInput{
+		{TableName: aws.String(s.instances), Key: instanceKey(in.ID), UpdateExpression: aws.String("REMOVE status_key")},
+		{TableName: aws.String(s.outbox), Key: outboxKey(p.Outbox.ID), UpdateExpression: aws.String("SET undispatched = :p"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV("pending")}},
+	} {
+		if _, err := s.client.UpdateItem(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed := func() (active, undispatched []string) {
+		page, err := s.ListActive(ctx, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			active = append(active, it.ID)
+		}
+		items, err := s.ListUndispatched(ctx, c.Now().Add(time.Hour), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			undispatched = append(undispatched, it.InstanceID)
+		}
+		return active, undispatched
+	}
+	if active, undispatched := listed(); slices.Contains(active, in.ID) || slices.Contains(undispatched, in.ID) {
+		t.Fatalf("an old-layout item is listed before the backfill: active %v, undispatched %v", active, undispatched)
+	}
+	if ni, no, err := s.BackfillIndexKeys(ctx); err != nil || ni != 1 || no != 1 {
+		t.Fatalf("BackfillIndexKeys = %d instances, %d outbox items, %v; want 1, 1", ni, no, err)
+	}
+	active, undispatched := listed()
+	for _, id := range []string{in.ID, fresh.ID} {
+		if !slices.Contains(active, id) || !slices.Contains(undispatched, id) {
+			t.Fatalf("after the backfill %s is missing: active %v, undispatched %v", id, active, undispatched)
+		}
+	}
+	if ni, no, err := s.BackfillIndexKeys(ctx); err != nil || ni != 0 || no != 0 {
+		t.Fatalf("second BackfillIndexKeys = %d, %d, %v; want nothing to do", ni, no, err)
 	}
 }
