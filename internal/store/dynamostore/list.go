@@ -50,10 +50,9 @@ func collect(ctx context.Context, fetch fetcher, start map[string]types.Attribut
 // ListInstances lists instances matching q. With Owner it queries by_owner
 // (ID order, oldest first); without Owner but with Statuses it queries
 // by_status_key for each status and shard in turn (by status, then shard,
-// then ID); otherwise it
-// scans the table (order unspecified). Every page resumes strictly after
-// the last item returned, so paging never repeats or skips an instance
-// that exists for the whole walk.
+// then ID); otherwise it scans the table (order unspecified). Every page
+// resumes strictly after the last item returned, so paging never repeats or
+// skips an instance that exists for the whole walk.
 func (s *Store) ListInstances(ctx context.Context, q store.ListQuery) (store.Page[container.Instance], error) {
 	const op = "list instances"
 	limit := pageLimit(q.Limit)
