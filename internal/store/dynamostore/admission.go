@@ -226,7 +226,7 @@ func (s *Store) shardsWithRoom(ctx context.Context, op string, caps []int, from 
 }
 
 // RepairAdmission counts the instances in pending and creating per shard
-// (through by_status) and stores those counts, in one transaction that
+// (through by_status_key) and stores those counts, in one transaction that
 // conditions every shard it changes on not having moved while counting; if
 // a create or transition moved one, it counts again.
 func (s *Store) RepairAdmission(ctx context.Context) (before, after int, err error) {
@@ -285,29 +285,33 @@ func (s *Store) RepairAdmission(ctx context.Context) (before, after int, err err
 	return 0, 0, errContention(op, s.counters, admissionCounter, s.maxAttempts, fmt.Errorf("counter kept moving"))
 }
 
-// countStatus adds the instances in st to held, by the shard each holds its
-// slot on (slotShard).
+// countStatus adds the instances in st to held, by the admission shard each
+// holds its slot on (slotShard), one index shard of by_status_key after the
+// other.
 func (s *Store) countStatus(ctx context.Context, op string, st fsm.Status, held []int) error {
-	e := newExpr()
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.instances),
-		IndexName:                 aws.String(IndexByStatus),
-		KeyConditionExpression:    aws.String(e.n(AttrStatus) + " = " + e.s(string(st))),
-		ProjectionExpression:      aws.String(e.n(AttrAdmissionShard)),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
+	for shard := range IndexShards {
+		e := newExpr()
+		in := &dynamodb.QueryInput{
+			TableName:                 aws.String(s.instances),
+			IndexName:                 aws.String(IndexByStatus),
+			KeyConditionExpression:    aws.String(e.n(AttrStatusKey) + " = " + e.s(shardKey(string(st), shard))),
+			ProjectionExpression:      aws.String(e.n(AttrAdmissionShard)),
+			ExpressionAttributeNames:  e.names,
+			ExpressionAttributeValues: e.values,
+		}
+		for {
+			out, err := s.client.Query(ctx, in)
+			if err != nil {
+				return fail(op, s.instances+"/"+IndexByStatus, string(st), err)
+			}
+			for _, item := range out.Items {
+				held[s.slotShard(item)]++
+			}
+			if out.LastEvaluatedKey == nil {
+				break
+			}
+			in.ExclusiveStartKey = out.LastEvaluatedKey
+		}
 	}
-	for {
-		out, err := s.client.Query(ctx, in)
-		if err != nil {
-			return fail(op, s.instances+"/"+IndexByStatus, string(st), err)
-		}
-		for _, item := range out.Items {
-			held[s.slotShard(item)]++
-		}
-		if out.LastEvaluatedKey == nil {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
+	return nil
 }

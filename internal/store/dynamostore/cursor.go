@@ -11,9 +11,9 @@ import (
 // Cursor kinds: a cursor is only accepted by the listing that issued it.
 const (
 	cursorOwner    = "owner"    // ListInstances with Owner: by_owner after ID
-	cursorStatuses = "statuses" // ListInstances without Owner, with Statuses: Index-th status after ID
+	cursorStatuses = "statuses" // ListInstances without Owner, with Statuses: Index-th status, Shard-th shard, after ID
 	cursorScan     = "scan"     // ListInstances without Owner or Statuses: table scan after ID
-	cursorActive   = "active"   // ListActive: Index-th non-terminal status after ID
+	cursorActive   = "active"   // ListActive: Index-th non-terminal status, Shard-th shard, after ID
 	cursorEvents   = "events"   // ListEvents: after Seq
 )
 
@@ -25,6 +25,7 @@ const (
 type cursor struct {
 	Kind  string `json:"q"`
 	Index int    `json:"i,omitempty"`
+	Shard int    `json:"n,omitempty"`
 	ID    string `json:"k,omitempty"`
 	Seq   int64  `json:"s,omitempty"`
 }
@@ -47,7 +48,7 @@ func decodeCursor(s, kind string) (cursor, error) {
 	if err == nil && c.Kind != kind {
 		err = fmt.Errorf("issued by a %s listing, used for a %s listing", c.Kind, kind)
 	}
-	if err == nil && (c.Index < 0 || c.Seq < 0) {
+	if err == nil && (c.Index < 0 || c.Seq < 0 || c.Shard < 0 || c.Shard >= IndexShards) {
 		err = fmt.Errorf("out of range")
 	}
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package dynamostore is the DynamoDB implementation of store.Store, used by
 // berth's Lambda functions.
 //
-// Layout (tables.go): instances (GSIs by_owner and by_status), outbox (stream
+// Layout (tables.go): instances (GSIs by_owner and by_status_key), outbox (stream
 // for the dispatcher, sparse GSI of undispatched items), events (per-instance
 // history, seq as sort key), templates, idempotency and counters (the create
 // admission count). Every write that touches more than one item is one
@@ -10,8 +10,8 @@
 //
 // Items:
 //
-//	instances    id | owner, status (GSI keys), version, event_seq, spec (JSON), the other fields, admission_shard
-//	outbox       id | state, undispatched ("pending" while pending: sparse GSI key), created_key, expires_at (store.OutboxExpiresAt)
+//	instances    id | owner, status_key ("<status>#<index shard>") (GSI keys), status, version, event_seq, spec (JSON), the other fields, admission_shard
+//	outbox       id | state, undispatched ("pending#<index shard>" while pending: sparse GSI key), created_key, expires_at (store.OutboxExpiresAt)
 //	events       instance_id, seq | the event; seq 0 is a deleted instance's marker (deleted_at); expires_at after a delete
 //	templates    name | version, doc (JSON)
 //	idempotency  pk = len(owner):owner:key | the record, expires_at
@@ -21,6 +21,10 @@
 // one conditions on event_seq and moves it on, so seqs have no gaps. Races
 // that are not the caller's conflict (a concurrent append, a transaction
 // conflict) are retried inside the store, up to Options.MaxAttempts.
+//
+// The status and undispatched index keys carry a shard (shards.go,
+// IndexShards) so that no index partition takes every write of a status;
+// listings read the shards of a key and keep their order and cursors.
 //
 // Expiry is decided by the store's clock against stored times, never by the
 // presence of an item: TTL removes expired items only eventually.

@@ -49,10 +49,10 @@ func collect(ctx context.Context, fetch fetcher, start map[string]types.Attribut
 
 // ListInstances lists instances matching q. With Owner it queries by_owner
 // (ID order, oldest first); without Owner but with Statuses it queries
-// by_status for each status in turn (by status, then ID); otherwise it
-// scans the table (order unspecified). Every page resumes strictly after
-// the last item returned, so paging never repeats or skips an instance
-// that exists for the whole walk.
+// by_status_key for each status and shard in turn (by status, then shard,
+// then ID); otherwise it scans the table (order unspecified). Every page
+// resumes strictly after the last item returned, so paging never repeats or
+// skips an instance that exists for the whole walk.
 func (s *Store) ListInstances(ctx context.Context, q store.ListQuery) (store.Page[container.Instance], error) {
 	const op = "list instances"
 	limit := pageLimit(q.Limit)
@@ -133,7 +133,8 @@ func (s *Store) ListInstances(ctx context.Context, q store.ListQuery) (store.Pag
 }
 
 // ListActive returns the instances in every non-terminal status, querying
-// by_status once per status, so terminal instances are never read.
+// by_status_key once per status and shard, so terminal instances are never
+// read.
 func (s *Store) ListActive(ctx context.Context, cur string, limit int) (store.Page[container.Instance], error) {
 	c, err := decodeCursor(cur, cursorActive)
 	if err != nil {
@@ -152,43 +153,53 @@ func activeStatuses() []fsm.Status {
 	return out
 }
 
-// listByStatus walks statuses[c.Index:] in turn, each in ID order, resuming
-// after c.ID in the first. The cursor names the status and ID of the last
-// item returned.
+// listByStatus walks the index partitions of statuses[c.Index:], each status
+// shard by shard (statusKey) and each shard in ID order, resuming after
+// c.ID in shard c.Shard of the first. The cursor names the status, shard
+// and ID of the last item returned; an instance keeps its shard for life,
+// so resuming strictly after that position never repeats or skips one
+// that keeps its status for the whole walk.
 func (s *Store) listByStatus(ctx context.Context, op, kind string, statuses []fsm.Status, c cursor, limit int, filter func(*expr) string) (store.Page[container.Instance], error) {
 	page := store.Page[container.Instance]{Items: []container.Instance{}}
-	lastIndex := -1
+	last := cursor{Kind: kind, Index: -1}
 	for i := c.Index; i < len(statuses); i++ {
-		var start map[string]types.AttributeValue
-		if i == c.Index && c.ID != "" {
-			start = map[string]types.AttributeValue{AttrID: strAV(c.ID), AttrStatus: strAV(string(statuses[i]))}
+		first := 0
+		if i == c.Index {
+			first = c.Shard
 		}
-		e := newExpr()
-		keyCond := e.n(AttrStatus) + " = " + e.s(string(statuses[i]))
-		var f string
-		if filter != nil {
-			f = filter(e)
-		}
-		// When the page is already full, this asks for one item only, to
-		// tell whether a next page exists.
-		items, more, err := collect(ctx, s.queryIndex(op, IndexByStatus, keyCond, f, e), start, limit-len(page.Items), f != "")
-		if err != nil {
-			return store.Page[container.Instance]{}, err
-		}
-		for _, av := range items {
-			in, err := unmarshalInstance(av)
+		for n := first; n < IndexShards; n++ {
+			key := shardKey(string(statuses[i]), n)
+			var start map[string]types.AttributeValue
+			if i == c.Index && n == c.Shard && c.ID != "" {
+				start = map[string]types.AttributeValue{AttrID: strAV(c.ID), AttrStatusKey: strAV(key)}
+			}
+			e := newExpr()
+			keyCond := e.n(AttrStatusKey) + " = " + e.s(key)
+			var f string
+			if filter != nil {
+				f = filter(e)
+			}
+			// When the page is already full, this asks for one item only, to
+			// tell whether a next page exists.
+			items, more, err := collect(ctx, s.queryIndex(op, IndexByStatus, keyCond, f, e), start, limit-len(page.Items), f != "")
 			if err != nil {
-				return store.Page[container.Instance]{}, fmt.Errorf("dynamostore: %s %s: %w", op, s.instances, err)
+				return store.Page[container.Instance]{}, err
 			}
-			page.Items = append(page.Items, in)
-			lastIndex = i
-		}
-		if more {
-			if lastIndex < 0 { // unreachable: limit ≥ 1 makes collect return an item before "more"
-				return store.Page[container.Instance]{}, fmt.Errorf("dynamostore: %s: more items but none returned", op)
+			for _, av := range items {
+				in, err := unmarshalInstance(av)
+				if err != nil {
+					return store.Page[container.Instance]{}, fmt.Errorf("dynamostore: %s %s: %w", op, s.instances, err)
+				}
+				page.Items = append(page.Items, in)
+				last = cursor{Kind: kind, Index: i, Shard: n, ID: in.ID}
 			}
-			page.NextCursor = cursor{Kind: kind, Index: lastIndex, ID: page.Items[len(page.Items)-1].ID}.encode()
-			return page, nil
+			if more {
+				if last.Index < 0 { // unreachable: limit ≥ 1 makes collect return an item before "more"
+					return store.Page[container.Instance]{}, fmt.Errorf("dynamostore: %s: more items but none returned", op)
+				}
+				page.NextCursor = last.encode()
+				return page, nil
+			}
 		}
 	}
 	return page, nil

@@ -127,33 +127,40 @@ func (s *Store) updateOutbox(ctx context.Context, op, id string, e *expr) error 
 }
 
 // ListUndispatched returns pending items created before createdBefore,
-// oldest first, from the sparse undispatched index. limit ≤ 0 means 100.
+// oldest first, from the sparse undispatched index: every shard is queried
+// and the shards merged by created_key. limit ≤ 0 means 100.
 func (s *Store) ListUndispatched(ctx context.Context, createdBefore time.Time, limit int) ([]container.OutboxItem, error) {
 	const op = "list undispatched"
 	if limit <= 0 {
 		limit = 100
 	}
-	e := newExpr()
-	// created_key is "<created_at>#<id>" with a fixed-width time, so it is
-	// below the bare time of createdBefore exactly when created_at is.
-	keyCond := e.n(AttrUndispatched) + " = " + e.s(undispatchedValue) + " AND " + e.n(AttrCreatedKey) + " < " + e.s(fmtTime(createdBefore))
-	fetch := func(ctx context.Context, start map[string]types.AttributeValue, n int32) ([]map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
-		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.outbox),
-			IndexName:                 aws.String(IndexUndispatched),
-			KeyConditionExpression:    aws.String(keyCond),
-			ExpressionAttributeNames:  e.namesOrNil(),
-			ExpressionAttributeValues: e.valuesOrNil(),
-			ExclusiveStartKey:         start,
-			ScanIndexForward:          aws.Bool(true),
-			Limit:                     aws.Int32(n),
-		})
-		if err != nil {
-			return nil, nil, fail(op, s.outbox+"/"+IndexUndispatched, "", err)
+	fetches := make([]fetcher, IndexShards)
+	for shard := range IndexShards {
+		e := newExpr()
+		// created_key is "<created_at>#<id>" with a fixed-width time, so it is
+		// below the bare time of createdBefore exactly when created_at is.
+		keyCond := e.n(AttrUndispatched) + " = " + e.s(shardKey(string(container.OutboxPending), shard)) +
+			" AND " + e.n(AttrCreatedKey) + " < " + e.s(fmtTime(createdBefore))
+		fetches[shard] = func(ctx context.Context, start map[string]types.AttributeValue, n int32) ([]map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
+			out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+				TableName:                 aws.String(s.outbox),
+				IndexName:                 aws.String(IndexUndispatched),
+				KeyConditionExpression:    aws.String(keyCond),
+				ExpressionAttributeNames:  e.namesOrNil(),
+				ExpressionAttributeValues: e.valuesOrNil(),
+				ExclusiveStartKey:         start,
+				ScanIndexForward:          aws.Bool(true),
+				Limit:                     aws.Int32(n),
+			})
+			if err != nil {
+				return nil, nil, fail(op, s.outbox+"/"+IndexUndispatched, "", err)
+			}
+			return out.Items, out.LastEvaluatedKey, nil
 		}
-		return out.Items, out.LastEvaluatedKey, nil
 	}
-	items, _, err := collect(ctx, fetch, nil, limit, false)
+	// A shard holds about limit/IndexShards of the oldest items; the one
+	// extra saves most shards a second round.
+	items, err := mergeShards(ctx, fetches, AttrCreatedKey, limit, limit/IndexShards+2)
 	if err != nil {
 		return nil, err
 	}

@@ -68,6 +68,7 @@ type instanceItem struct {
 	Runtime         string            `dynamodbav:"runtime,omitempty"`
 	Image           string            `dynamodbav:"image,omitempty"`
 	Status          string            `dynamodbav:"status"`
+	StatusKey       string            `dynamodbav:"status_key"`
 	StatusReason    string            `dynamodbav:"status_reason,omitempty"`
 	ExitCode        *int              `dynamodbav:"exit_code,omitempty"`
 	RuntimeID       string            `dynamodbav:"runtime_id,omitempty"`
@@ -89,7 +90,7 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 	it := instanceItem{
 		ID: in.ID, Name: in.Name, Owner: in.Owner, Template: in.Template, Group: in.Group,
 		Labels: in.Labels, Runtime: in.Runtime, Image: in.Image, Status: string(in.Status),
-		StatusReason: in.StatusReason, ExitCode: in.ExitCode, RuntimeID: in.RuntimeID,
+		StatusKey: statusKey(in.Status, in.ID), StatusReason: in.StatusReason, ExitCode: in.ExitCode, RuntimeID: in.RuntimeID,
 		RuntimeNodeName: in.RuntimeNodeName, CreatedAt: fmtTime(in.CreatedAt), UpdatedAt: fmtTime(in.UpdatedAt),
 		StartedAt: fmtTimePtr(in.StartedAt), FinishedAt: fmtTimePtr(in.FinishedAt),
 		Version: in.Version, EventSeq: in.EventSeq, Spec: string(spec),
@@ -184,7 +185,7 @@ func (it eventItem) event() (container.Event, error) {
 }
 
 // outboxItem is an outbox item as stored. Undispatched is set (to
-// undispatchedValue) only while the state is pending, which makes the
+// undispatchedKey) only while the state is pending, which makes the
 // undispatched index sparse; ExpiresAt is set once the item is done.
 type outboxItem struct {
 	ID              string `dynamodbav:"id"`
@@ -216,7 +217,7 @@ func marshalOutbox(o container.OutboxItem) (map[string]types.AttributeValue, err
 		DispatchedAt: fmtTimePtr(o.DispatchedAt), CreatedKey: createdKey(o.CreatedAt, o.ID),
 	}
 	if o.State == container.OutboxPending {
-		it.Undispatched = undispatchedValue
+		it.Undispatched = undispatchedKey(o.ID)
 	}
 	it.ExpiresAt = ttl(store.OutboxExpiresAt(o))
 	av, err := attributevalue.MarshalMap(it)

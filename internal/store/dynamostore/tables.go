@@ -28,11 +28,16 @@ const (
 	AttrID = "id"
 	// instances: by_owner partition key (sort key AttrID).
 	AttrOwner = "owner"
-	// instances: by_status partition key (sort key AttrID).
+	// instances: the status. Not an index key: by_status_key is keyed on
+	// AttrStatusKey, the status with the instance's shard.
 	AttrStatus = "status"
+	// instances: by_status_key partition key (sort key AttrID),
+	// "<status>#<shard>" (statusKey).
+	AttrStatusKey = "status_key"
 
 	// outbox: partition key is AttrID. The undispatched index is sparse: its
-	// partition key attribute exists only while the item is pending.
+	// partition key attribute exists only while the item is pending, and
+	// holds "pending#<shard>" (undispatchedKey).
 	AttrUndispatched = "undispatched"
 	// outbox: undispatched sort key, created_at (fixed width, UTC) + "#" + id.
 	AttrCreatedKey = "created_key"
@@ -57,16 +62,13 @@ const (
 
 // Index names.
 const (
-	IndexByOwner      = "by_owner"
-	IndexByStatus     = "by_status"
+	IndexByOwner = "by_owner"
+	// IndexByStatus is keyed on AttrStatusKey. It is named for its key
+	// because the unsharded by_status (keyed on AttrStatus) it replaces
+	// cannot be changed in place: a GSI's key schema is fixed.
+	IndexByStatus     = "by_status_key"
 	IndexUndispatched = "undispatched"
 )
-
-// undispatchedValue is the only value of AttrUndispatched: all pending outbox
-// items share one index partition so that one Query lists them oldest first.
-// Pending items are few and short-lived (the dispatcher marks them within
-// milliseconds), so the partition stays small.
-const undispatchedValue = "pending"
 
 // admissionCounter is the counters item holding the create admission count.
 const admissionCounter = "admission"
@@ -121,10 +123,10 @@ func Tables(prefix string) []TableDef {
 		}
 	}
 
-	instances := table(TableInstances, str(AttrID, AttrOwner, AttrStatus), key(AttrID, ""))
+	instances := table(TableInstances, str(AttrID, AttrOwner, AttrStatusKey), key(AttrID, ""))
 	instances.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{
 		gsi(IndexByOwner, AttrOwner, AttrID),
-		gsi(IndexByStatus, AttrStatus, AttrID),
+		gsi(IndexByStatus, AttrStatusKey, AttrID),
 	}
 
 	outbox := table(TableOutbox, str(AttrID, AttrUndispatched, AttrCreatedKey), key(AttrID, ""))

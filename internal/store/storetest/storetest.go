@@ -114,6 +114,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ListFiltersAndOwners", testListFilters},
 		{"ListPaginationWithInserts", testListPaginationWithInserts},
 		{"ListActiveSkipsTerminal", testListActive},
+		{"ListManyInstancesInSmallPages", testListManyInstances},
 		{"ListEventsPaginated", testListEventsPaginated},
 		{"OutboxBookkeeping", testOutbox},
 		{"ListUndispatched", testListUndispatched},
