@@ -281,12 +281,14 @@ func (w *Worker) waitChange(ctx context.Context, rt runtime.Runtime, ref runtime
 			bound = min(bound, max(time.Until(cutoff), 0))
 		}
 		wctx, cancel := context.WithTimeout(ctx, bound)
-		err := cw.WaitChange(wctx, ref, last)
+		// A change, or the bound passed: inspect again. wctx is read before
+		// cancel, which would end it either way.
+		waited := cw.WaitChange(wctx, ref, last) == nil || wctx.Err() != nil
 		cancel()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err == nil || wctx.Err() != nil {
+		if waited {
 			return nil
 		}
 		// The watch could not be made: fall back to the poll.
