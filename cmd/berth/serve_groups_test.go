@@ -218,8 +218,15 @@ func TestServeRecoverRunningDAG(t *testing.T) {
 		name := "recover_running_dag_on_start=" + map[bool]string{true: "true", false: "false"}[recover]
 		t.Run(name, func(t *testing.T) {
 			keys := name[len("recover_running_dag_on_start="):]
-			e := newServeEnv(t, serveOptions{maxConcurrency: 1, containerKeys: "recover_running_dag_on_start: " + keys +
-				"\ndag_node_cleanup_on_failed: delete\ncleanup_dag_node_containers_before_start: false"})
+			// The kill comes right after the creates, so a ContainerCreate is
+			// often in flight: the engine finishes it after berth is gone, and
+			// the restarted berth's delete of the interrupted member may come
+			// first and find nothing. That container is an orphan, and the
+			// reconciler removes it after orphan_grace: short here so that the
+			// wait for "its container removed" holds berth to that guarantee.
+			e := newServeEnv(t, serveOptions{maxConcurrency: 1, orphanGrace: 5 * time.Second, reconcileEvery: 2 * time.Second,
+				containerKeys: "recover_running_dag_on_start: " + keys +
+					"\ndag_node_cleanup_on_failed: delete\ncleanup_dag_node_containers_before_start: false"})
 			e.start()
 			e.putTemplates()
 			var ids []string
