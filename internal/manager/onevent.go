@@ -159,15 +159,31 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 // seen before the instance's container last finished, or an exit seen
 // before it last started.
 func superseded(inst container.Instance, ob Observation) bool {
-	// Only settled statuses: while berth starts a container, its own start
-	// is what is reported, with the runtime's (coarser) clock.
 	switch {
 	case ob.Kind == ObservedStarted && (inst.Status == fsm.Stopped || inst.Status == fsm.Failed):
 		return inst.FinishedAt != nil && ob.At.Before(*inst.FinishedAt)
+	case ob.Kind == ObservedStarted && (inst.Status == fsm.StartPending || inst.Status == fsm.Starting):
+		// While berth starts a container, a late report of the run before
+		// (a listing or an event stream replayed after a reconnect) would
+		// otherwise be taken for the new start. The new start is reported
+		// in the runtime's clock, which may be coarse: Kubernetes gives
+		// whole seconds, so a start just after the last exit can read up
+		// to a second before it.
+		return inst.FinishedAt != nil && ob.At.Add(clockGrain(ob.At)).Before(*inst.FinishedAt)
 	case ob.Kind == ObservedExited && inst.Status == fsm.Running:
 		return inst.StartedAt != nil && ob.At.Before(*inst.StartedAt)
 	}
 	return false
+}
+
+// clockGrain is how much earlier than the moment it stands for a runtime's
+// timestamp may read: a second for one without a fraction (Kubernetes
+// truncates to seconds), nothing for a precise one (Docker: nanoseconds).
+func clockGrain(t time.Time) time.Duration {
+	if t.Nanosecond() == 0 {
+		return time.Second
+	}
+	return 0
 }
 
 // target decides where an observation takes an instance in status s.

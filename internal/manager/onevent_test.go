@@ -210,16 +210,37 @@ func TestOnEventSupersededStart(t *testing.T) {
 			{manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(4 * time.Second)}, manager.AppliedTransition, fsm.Running},
 			// An exit from before that start is stale as well.
 			{manager.Observation{InstanceID: id, Kind: manager.ObservedExited, ExitCode: &zero, At: t0.Add(3500 * time.Millisecond)}, manager.AppliedStale, fsm.Running},
+			{manager.Observation{InstanceID: id, Kind: manager.ObservedExited, ExitCode: &zero, At: t0.Add(5500 * time.Millisecond)}, manager.AppliedTransition, fsm.Stopped},
 		}
-		for i, st := range steps {
-			applied, err := m.OnEvent(ctx, st.ob)
-			if err != nil || applied != st.want {
-				t.Fatalf("step %d (%s at +%s): %q, %v; want %q", i, st.ob.Kind, st.ob.At.Sub(t0), applied, err, st.want)
+		apply := func(i int, ob manager.Observation, want manager.Applied, then fsm.Status) {
+			t.Helper()
+			applied, err := m.OnEvent(ctx, ob)
+			if err != nil || applied != want {
+				t.Fatalf("step %d (%s at +%s): %q, %v; want %q", i, ob.Kind, ob.At.Sub(t0), applied, err, want)
 			}
 			inst, err := s.GetInstance(ctx, id)
-			if err != nil || inst.Status != st.then {
-				t.Fatalf("step %d: status %s, %v; want %s", i, inst.Status, err, st.then)
+			if err != nil || inst.Status != then {
+				t.Fatalf("step %d: status %s, %v; want %s", i, inst.Status, err, then)
 			}
 		}
+		for i, st := range steps {
+			apply(i, st.ob, st.want, st.then)
+		}
+
+		// Started again (stopped → start_pending → starting): a late report
+		// of the run that ended at +5.5 s is not the new start, while the new
+		// start in a whole-second clock (Kubernetes: at +5.7 s it reads +5 s)
+		// is.
+		inst, err := s.GetInstance(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, to := range []fsm.Status{fsm.StartPending, fsm.Starting} {
+			if inst, err = s.Transition(ctx, store.TransitionParams{ID: id, ExpectVersion: inst.Version, From: inst.Status, To: to}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		apply(len(steps), manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(4200 * time.Millisecond)}, manager.AppliedStale, fsm.Starting)
+		apply(len(steps)+1, manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(5 * time.Second)}, manager.AppliedTransition, fsm.Running)
 	})
 }

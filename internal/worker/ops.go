@@ -155,8 +155,15 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message)
 		return err
 	}
 	var exit *int
+	// The runtime's own end time where it has one: a later start is
+	// reported in the runtime's clock and compared with it (a report from
+	// before it is a late one of this run).
+	finished := w.now().UTC()
 	if st, err := rt.Inspect(ctx, ref); err == nil {
 		exit = st.ExitCode
+		if st.FinishedAt != nil {
+			finished = st.FinishedAt.UTC()
+		}
 	}
 	_, err = w.m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
 		if cur.Status != fsm.Stopping {
@@ -164,8 +171,7 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message)
 		}
 		return &store.TransitionParams{To: fsm.Stopped,
 			Update: func(in *container.Instance) {
-				now := w.now().UTC()
-				in.FinishedAt, in.ExitCode, in.StatusReason = &now, exit, "stopped on request"
+				in.FinishedAt, in.ExitCode, in.StatusReason = &finished, exit, "stopped on request"
 			},
 			Event:            &container.Event{Type: container.EventStopped, From: fsm.Stopping, To: fsm.Stopped, At: w.now().UTC(), ExitCode: exit, Actor: container.ActorSystem},
 			CompleteOutboxID: msg.OutboxID,
