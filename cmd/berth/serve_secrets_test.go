@@ -80,3 +80,37 @@ func TestServeSecretEnv(t *testing.T) {
 		t.Fatalf("stored spec: env %v secret_env %v", stored.Spec.Env, stored.Spec.SecretEnv)
 	}
 }
+
+// TestServeMissingSecretNoServerPath: a create whose template names a
+// secret the file lacks fails saying which secret is not available; what
+// its (non-admin) owner reads of it, the instance and its events, names no
+// server path, while the server's log keeps where it looked.
+func TestServeMissingSecretNoServerPath(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "secrets.yml")
+	if err := os.WriteFile(file, []byte("other: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newServeEnv(t, serveOptions{extra: "secrets:\n  source: file\n  file: " + file + "\n"})
+	e.start()
+	e.must(e.call("PUT", "/api/templates/db", adminToken, container.Template{Runtime: "docker", Image: e.image,
+		PullPolicy: container.PullNever, Command: []string{"sleep", "3600"},
+		SecretEnv: map[string]string{"DB_PASSWORD": "db-password"}}), http.StatusCreated)
+	in := e.create("db")
+	failed := e.waitFor(in.ID, fsm.Failed, time.Minute)
+	if want := `secret "db-password" is not available`; !strings.Contains(failed.StatusReason, want) {
+		t.Fatalf("status_reason %q, want it to say %s", failed.StatusReason, want)
+	}
+	p := "/api/containers/" + in.ID
+	for _, path := range []string{p, p + "/events", "/api/containers"} {
+		body := string(e.must(e.call("GET", path, aliceToken, nil), http.StatusOK).body)
+		for _, server := range []string{dir, "secrets.yml"} {
+			if strings.Contains(body, server) {
+				t.Errorf("the owner reads %q in GET %s: %s", server, path, body)
+			}
+		}
+	}
+	if !strings.Contains(e.logs.String(), file) {
+		t.Errorf("the server's log does not say where the secret was looked up:\n%s", tail(e.logs.String(), 4000))
+	}
+}

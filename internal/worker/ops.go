@@ -70,7 +70,7 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if err != nil {
 		return err
 	}
-	withSecrets, err := w.withSecrets(ctx, inst)
+	withSecrets, err := w.withSecrets(ctx, log, inst)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message
 		// Removed behind berth's back: make it again from the frozen spec.
 		log.WarnContext(ctx, "container missing on start; recreating from the stored spec")
 		var withSecrets container.Instance
-		if withSecrets, err = w.withSecrets(ctx, inst); err != nil {
+		if withSecrets, err = w.withSecrets(ctx, log, inst); err != nil {
 			return err
 		}
 		if ref, err = rt.Create(ctx, withSecrets); err == nil {

@@ -157,6 +157,12 @@ func TestUnavailableRetryIsBounded(t *testing.T) {
 		if want := "runtime unavailable for 25h"; !strings.Contains(failed.StatusReason, want) {
 			t.Fatalf("status_reason %q, want it to say %q", failed.StatusReason, want)
 		}
+		// The owner reads the runtime's summary; its client's own words
+		// (which may name a socket or an address) stay in the log.
+		if cause := "injected: connection refused"; strings.Contains(failed.StatusReason, cause) ||
+			!strings.Contains(failed.StatusReason, "on local: unavailable") {
+			t.Fatalf("status_reason %q: want the runtime's summary without its cause %q", failed.StatusReason, cause)
+		}
 	})
 }
 

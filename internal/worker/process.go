@@ -168,7 +168,10 @@ func (w *Worker) waitForRuntime(ctx context.Context, log *slog.Logger, msg outbo
 	}
 	u.Retries++
 	if waited := now.Sub(u.Since); waited >= w.unavailFor {
-		err := fmt.Errorf("runtime unavailable for %s: %w", waited.Truncate(time.Second), cause)
+		// The instance's owner reads the reason: the runtime's summary, not
+		// its client's message (a socket, an address), which is logged.
+		log.ErrorContext(ctx, "runtime unavailable; giving up", "error", cause, "unavailable_since", u.Since)
+		err := fmt.Errorf("runtime unavailable for %s: %s", waited.Truncate(time.Second), runtime.Summary(cause))
 		w.fail(ctx, log, msg, attempt, err)
 		w.metrics.Count("UnavailableGaveUp", 1, "Op", string(msg.Op))
 		return ack("failed: " + err.Error())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 
@@ -29,8 +30,10 @@ var errNoSecretSource = errors.New("no secret source is configured (secrets.sour
 
 // withSecrets returns inst with its spec's secret_env resolved into the
 // environment it is created with. The copy is for the runtime only: it is
-// never written back.
-func (w *Worker) withSecrets(ctx context.Context, inst container.Instance) (container.Instance, error) {
+// never written back. A failed lookup is logged whole (the source says
+// where it looked) and returned as secrets.Public words it, since what it
+// returns may become the instance's status_reason, which its owner reads.
+func (w *Worker) withSecrets(ctx context.Context, log *slog.Logger, inst container.Instance) (container.Instance, error) {
 	if len(inst.Spec.SecretEnv) == 0 {
 		return inst, nil
 	}
@@ -42,12 +45,17 @@ func (w *Worker) withSecrets(ctx context.Context, inst container.Instance) (cont
 		out.Spec.Env = make(map[string]string, len(inst.Spec.SecretEnv))
 	}
 	for _, k := range slices.Sorted(maps.Keys(inst.Spec.SecretEnv)) {
-		v, err := w.secrets.Secret(ctx, inst.Spec.SecretEnv[k])
+		name := inst.Spec.SecretEnv[k]
+		v, err := w.secrets.Secret(ctx, name)
+		if err != nil {
+			log.WarnContext(ctx, "secret lookup failed", "variable", k, "secret", name, "error", err)
+			err = secrets.Public(name, err)
+		}
 		if errors.Is(err, secrets.ErrNotFound) {
 			return inst, fmt.Errorf("secret_env.%s: %w: %w", k, err, errPermanent)
 		}
 		if err != nil {
-			return inst, fmt.Errorf("secret_env.%s: secret source unavailable: %w", k, err)
+			return inst, fmt.Errorf("secret_env.%s: %w", k, err)
 		}
 		out.Spec.Env[k] = v
 	}
