@@ -209,7 +209,8 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	auth, mode := s.authenticator()
 	handler := httpapi.New(httpapi.Options{
 		Manager: s.manager, Auth: auth, Logger: log, BodyLimit: cfg.Server.RequestBodyLimit,
-		WaitMax: cfg.Server.WaitMax, MaxWaiters: cfg.Server.MaxWaiters, Health: s.health,
+		WaitMax: cfg.Server.WaitMax, MaxWaiters: cfg.Server.MaxWaiters,
+		MaxWaitersPerCaller: cfg.Server.MaxWaitersPerCaller, Health: s.health,
 	})
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.Server.Addr)
 	if err != nil {

@@ -108,6 +108,10 @@ type Server struct {
 	// MaxWaiters caps the GET /wait calls served at once (429 beyond).
 	// Defaults to DefaultMaxWaiters.
 	MaxWaiters int `yaml:"max_waiters"`
+	// MaxWaitersPerCaller caps the GET /wait calls one caller (user) has
+	// served at once (429 beyond), so that one caller's waits cannot make
+	// everyone else's 429. Defaults to DefaultMaxWaitersPerCaller.
+	MaxWaitersPerCaller int `yaml:"max_waiters_per_caller"`
 	// ReadHeaderTimeout is how long a client has to send a request's
 	// headers. Defaults to DefaultReadHeaderTimeout.
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
@@ -147,6 +151,11 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultMaxHeaderBytes    = 32 << 10
 )
+
+// DefaultMaxWaitersPerCaller is server.max_waiters_per_caller's default, an
+// eighth of DefaultMaxWaiters: a script waiting on many containers at once,
+// but never the whole server.
+const DefaultMaxWaitersPerCaller = 32
 
 // StoreBackend names a store implementation.
 type StoreBackend string
@@ -331,6 +340,8 @@ func defaults() *Config {
 			WriteTimeout:      DefaultWriteTimeout,
 			IdleTimeout:       DefaultIdleTimeout,
 			MaxHeaderBytes:    DefaultMaxHeaderBytes,
+			// One caller's share of MaxWaiters.
+			MaxWaitersPerCaller: DefaultMaxWaitersPerCaller,
 		},
 		Store: Store{
 			Backend:     StoreBolt,

@@ -131,6 +131,7 @@ func (c *checker) server(s *Server) {
 	c.positive("server.wait_max", s.WaitMax)
 	oneOf(c, "server.metrics", s.Metrics, MetricsNone, MetricsStdout)
 	c.atLeast("server.max_waiters", int64(s.MaxWaiters), 1)
+	c.atLeast("server.max_waiters_per_caller", int64(s.MaxWaitersPerCaller), 1)
 	c.positive("server.read_header_timeout", s.ReadHeaderTimeout)
 	c.positive("server.read_timeout", s.ReadTimeout)
 	c.positive("server.idle_timeout", s.IdleTimeout)

@@ -253,14 +253,11 @@ func (h *handler) waitContainer(w http.ResponseWriter, r *http.Request, c identi
 	if len(bad) > 0 {
 		return &badRequest{msg: "invalid query parameters", fields: bad}
 	}
-	if h.waiters != nil {
-		select {
-		case h.waiters <- struct{}{}:
-			defer func() { <-h.waiters }()
-		default:
-			return errTooManyWaiters
-		}
+	release, err := h.waiters.acquire(c.User)
+	if err != nil {
+		return err
 	}
+	defer release()
 	in, err := h.m.Wait(r.Context(), c, r.PathValue("id"), want, timeout)
 	if errors.Is(err, manager.ErrUnreachable) {
 		st := in.Status

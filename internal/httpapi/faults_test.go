@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/store/teststores"
@@ -139,6 +141,61 @@ func TestWaitersCapped(t *testing.T) {
 	a.drive(in.ID, fsm.Running)
 	if r := <-first; r.Code != 200 {
 		t.Fatalf("first waiter: %d %s", r.Code, r.Body)
+	}
+	a.mustStatus(a.do("GET", p+"&timeout=1s", alice, "", nil), 200)
+}
+
+// TestWaitersCappedPerCaller: a caller at MaxWaitersPerCaller gets 429 for
+// one more wait, while another caller's wait is still answered, well below
+// MaxWaiters; the caller's freed places serve it again.
+func TestWaitersCappedPerCaller(t *testing.T) {
+	const perCaller = 2
+	a := newAPIWith(t, teststores.All[0], 50, func(o *httpapi.Options) { o.MaxWaiters, o.MaxWaitersPerCaller = 10, perCaller })
+	mine := a.create(alice, `{"template":"busybox"}`)
+	theirs := a.create(bob, `{"template":"busybox"}`)
+	a.drive(theirs.ID, fsm.Running)
+	p := "/api/containers/" + mine.ID + "/wait?status=running"
+	held := make(chan *resp, perCaller)
+	hold := func() { go func() { held <- a.do("GET", p+"&timeout=20s", alice, "", nil) }() }
+	for range perCaller {
+		hold()
+	}
+	// alice's extra wait is refused once her long waits hold her places;
+	// until then it times out (408) and asks again. A long wait refused
+	// because the extra one held a place asks again.
+	var refused *resp
+	for deadline := time.Now().Add(time.Minute); refused == nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's wait beyond her %d was never refused", perCaller)
+		}
+		select {
+		case r := <-held:
+			if r.Code != http.StatusTooManyRequests {
+				t.Fatalf("a long wait returned early: %d %s", r.Code, r.Body)
+			}
+			hold()
+		default:
+		}
+		switch r := a.do("GET", p+"&timeout=20ms", alice, "", nil); r.Code {
+		case http.StatusTooManyRequests:
+			refused = r
+		case http.StatusRequestTimeout:
+		default:
+			t.Fatalf("alice's extra wait: %d %s", r.Code, r.Body)
+		}
+	}
+	if refused.Header().Get("Retry-After") == "" || !strings.Contains(refused.problem.Detail, "your") {
+		t.Fatalf("429 without Retry-After or not about the caller's own waits: %v %s", refused.Header(), refused.Body)
+	}
+	// bob is answered while alice is at her limit.
+	if got := decode[container.Instance](t, a.mustStatus(a.do("GET", "/api/containers/"+theirs.ID+"/wait?status=running&timeout=5s", bob, "", nil), 200)); got.ID != theirs.ID {
+		t.Fatalf("bob's wait answered with %s", got.ID)
+	}
+	a.drive(mine.ID, fsm.Running)
+	for range perCaller {
+		if r := <-held; r.Code != 200 {
+			t.Fatalf("alice's long wait: %d %s", r.Code, r.Body)
+		}
 	}
 	a.mustStatus(a.do("GET", p+"&timeout=1s", alice, "", nil), 200)
 }

@@ -49,6 +49,10 @@ type Options struct {
 	// wait is 429 with Retry-After. Each waiter holds a connection and a
 	// goroutine for up to WaitMax. Zero or less: no cap.
 	MaxWaiters int
+	// MaxWaitersPerCaller caps the GET /wait calls one caller (one user)
+	// has served at once, so that one caller cannot take all MaxWaiters;
+	// beyond it a wait is 429 with Retry-After. Zero or less: no cap.
+	MaxWaitersPerCaller int
 }
 
 type handler struct {
@@ -59,8 +63,8 @@ type handler struct {
 	waitMax    time.Duration
 	health     HealthFunc
 	retryAfter time.Duration
-	// waiters holds a token per GET /wait being served (nil: no cap).
-	waiters chan struct{}
+	// waiters caps the GET /wait calls served at once.
+	waiters *waiterLimits
 	mux     *http.ServeMux
 	// routes is every method and pattern registered, for Routes.
 	routes []Route
@@ -103,9 +107,7 @@ func New(o Options) http.Handler {
 	if h.retryAfter <= 0 {
 		h.retryAfter = 2 * time.Second
 	}
-	if o.MaxWaiters > 0 {
-		h.waiters = make(chan struct{}, o.MaxWaiters)
-	}
+	h.waiters = newWaiterLimits(o.MaxWaiters, o.MaxWaitersPerCaller)
 	// One pattern per path, methods dispatched by hand, so that 404 and 405
 	// answer in problem+json like every other error.
 	h.route("/api/containers", map[string]apiFunc{"GET": h.listContainers, "POST": h.createContainer})
