@@ -299,12 +299,18 @@ func (s *server) run(ctx context.Context) error {
 	if err := s.recoverQueues(ctx); err != nil {
 		return err
 	}
+	rec, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, s.store, s.allRuntimes(), s.dispatcher, s.log, nil))
+	if err != nil {
+		return fmt.Errorf("reconciler: %w", err)
+	}
 	goLoop("watcher", func(ctx context.Context) { _ = s.watcher.Run(ctx) })
 	for _, rt := range s.allRuntimes() {
-		goLoop("state "+rt.Kind(), func(ctx context.Context) { monitor.Run(ctx, rt, s.manager, s.log) })
+		// A start the state loop cannot take (a failed instance's) is
+		// converged at once by the reconciler's own rule.
+		goLoop("state "+rt.Kind(), func(ctx context.Context) { monitor.Run(ctx, rt, monitor.Converging(s.manager, rec), s.log) })
 	}
 	goLoop("purge", s.purgeLoop)
-	goLoop("reconciler", s.reconcileLoop)
+	goLoop("reconciler", func(ctx context.Context) { rec.Loop(ctx, s.cfg.Container.ReconcileEvery) })
 	if s.cfg.Container.RefreshImageStatusOnStart {
 		goLoop("images", s.checkImages)
 	}
@@ -383,16 +389,6 @@ func (s *server) recoverGroups(ctx context.Context) error {
 		s.log.Warn("group members interrupted by the restart were failed (recover_running_dag_on_start is false)", "members", n)
 	}
 	return nil
-}
-
-// reconcileLoop is the recovery loop on a ticker (EventBridge in AWS).
-func (s *server) reconcileLoop(ctx context.Context) {
-	r, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, s.store, s.allRuntimes(), s.dispatcher, s.log, nil))
-	if err != nil {
-		s.log.Error("reconciler cannot start", "error", err)
-		return
-	}
-	r.Loop(ctx, s.cfg.Container.ReconcileEvery)
 }
 
 func (s *server) purgeLoop(ctx context.Context) {

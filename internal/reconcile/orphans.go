@@ -15,7 +15,10 @@ import (
 // to an active instance of this pass, older than OrphanGrace, whose
 // instance GetInstance does not find. Presence is never in doubt, so a
 // partial listing does not stop this step. The containers of terminal
-// instances it finds on the way are brought in line with them (terminal).
+// instances it finds on the way are brought in line with them (terminal),
+// whatever their age: the grace protects a create in flight, which a
+// terminal instance does not have, so a failed instance's container
+// started behind berth's back is stopped at the next pass.
 func (r *Reconciler) orphans(ctx context.Context, log *slog.Logger, lists map[string]*listing, active map[string]bool, rep *Report) {
 	now := r.now()
 	budget := r.maxInstances
@@ -29,13 +32,10 @@ func (r *Reconciler) orphans(ctx context.Context, log *slog.Logger, lists map[st
 			var old []runtime.State
 			for _, s := range states {
 				if now.Sub(s.CreatedAt) < r.orphanGrace {
-					rep.OrphansDeferred++
+					rep.OrphansDeferred++ // never removed as an orphan this pass
 					continue
 				}
 				old = append(old, s)
-			}
-			if len(old) == 0 {
-				continue
 			}
 			if budget <= 0 || ctx.Err() != nil {
 				rep.Truncated = true

@@ -194,7 +194,7 @@ type Report struct {
 
 	// Orphans.
 	OrphansRemoved  int `json:"orphans_removed"`
-	OrphansDeferred int `json:"orphans_deferred"` // younger than OrphanGrace: not looked at yet
+	OrphansDeferred int `json:"orphans_deferred"` // younger than OrphanGrace: not removed as orphans yet
 
 	// Outbox sweep; SweepSkipped when no sweeper is configured.
 	OutboxSwept  int  `json:"outbox_swept"`

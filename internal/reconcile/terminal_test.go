@@ -67,6 +67,36 @@ func TestTerminalInstancesConverge(t *testing.T) {
 	})
 }
 
+// A terminal instance's container is brought in line however young it is:
+// the orphan grace protects a create in flight, which a stopped or failed
+// instance does not have. Before, a failed instance whose container was
+// started behind berth's back ran on until the container was older than
+// orphan_grace (5 minutes by default).
+func TestTerminalInstancesConvergeWhateverTheirAge(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, r *rig) {
+		terminal := func(to fsm.Status) (container.Instance, runtime.Ref) {
+			inst := r.running(r.creating(r.create("sleeper"), node), node)
+			ref := r.start(inst)
+			r.waitPhase(ref, runtime.PhaseRunning)
+			return r.move(inst, to, nil), ref // the container keeps running, as after a `docker start`
+		}
+		failed, failedRef := terminal(fsm.Failed)
+		stopped, _ := terminal(fsm.Stopped)
+
+		rep := r.run(r.reconciler()) // the containers are seconds old
+		if rep.TerminalStopped != 1 || rep.Started != 1 || rep.OrphansRemoved != 0 {
+			t.Fatalf("report %+v: want the young containers of 1 failed instance stopped, 1 stopped instance recorded running", rep)
+		}
+		if st := r.waitPhase(failedRef, runtime.PhaseExited); st.Phase != runtime.PhaseExited {
+			t.Fatalf("failed instance's container: %s", st.Phase)
+		}
+		wantStatus(t, r.get(failed.ID), fsm.Failed)
+		wantStatus(t, r.get(stopped.ID), fsm.Running)
+		noRejections(t, r, failed.ID, stopped.ID)
+	})
+}
+
 // laggingList is the real runtime whose listing lags behind the engine's
 // own state: it answers with the listing taken at snapshot. Docker's list
 // reads a view the daemon updates after it has sent a container's "die"
