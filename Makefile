@@ -8,7 +8,7 @@
 #   make chaos   the long chaos run of berth serve (BERTH_CHAOS_SEED=n replays a run, BERTH_CHAOS_OPS=n sizes it)
 #   make lint    gofmt + go vet + golangci-lint (.golangci.yml) + cfn-lint template.yaml (when installed)
 #   make build-<LogicalId> ARTIFACTS_DIR=dir   one function of template.yaml (what `sam build` calls)
-#   make run     berth serve on this machine: API on http://127.0.0.1:8080 (ARGS="--addr 127.0.0.1:9090")
+#   make run     berth serve on this machine: API on http://127.0.0.1:8080 (ARGS="--addr 127.0.0.1:9090"); starts a Docker engine if none answers
 #   make emulate the SAM stack of template.yaml on this machine: API on http://$EMULATE_ADDR (default 127.0.0.1:3000)
 #   make clean   remove build and coverage output
 #

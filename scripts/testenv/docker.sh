@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # docker.sh up|down STATE_DIR
+# docker.sh engine STATE_DIR [keep]
 #
 # Gives the tests two Docker engines and the busybox test image on both.
 #
@@ -18,6 +19,17 @@
 #   down  Stops the dockerds this script started (never one it found
 #         running), by the PIDs it recorded, once no other `up` still uses
 #         them.
+#   engine
+#         What `make run` needs (scripts/run-local.sh): an engine on
+#         /var/run/docker.sock that stays up for the user's containers. One
+#         that answers is used; otherwise, as root with apt-get, docker.io is
+#         installed if missing and dockerd started like engine 1 (networking
+#         off), its log in STATE_DIR/dockerd.log. Either way it is recorded
+#         as the user's (run-engine.pid), so no `down` ever stops it: an
+#         engine 1 that an `up` started is taken over. Says what it did on
+#         stderr. Without root or apt-get and no engine answering, it says
+#         what to install and exits 1. `engine STATE_DIR keep` takes over
+#         nothing (for `make run --check`).
 #
 # Several test runs may share the machine (developers running `make test`
 # side by side): each `up` takes a lease named after its STATE_DIR, a later
@@ -28,8 +40,8 @@
 # checks); the second engine's exec root under /run goes with it.
 set -euo pipefail
 
-cmd=${1:?usage: docker.sh up|down STATE_DIR}
-state=${2:?usage: docker.sh up|down STATE_DIR}
+cmd=${1:?usage: docker.sh up|down|engine STATE_DIR}
+state=${2:?usage: docker.sh up|down|engine STATE_DIR}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 image=${BERTH_TEST_IMAGE:-berth-test/busybox:1}
@@ -78,6 +90,11 @@ ensure_dockerd() {
 	fi
 }
 
+# detach prefixes dockerd: `make run`'s engine gets its own session
+# (setsid, which execs it: $! stays dockerd's), so the Ctrl-C that stops
+# berth serve in the terminal does not stop it too.
+detach=()
+
 start_dockerd() { # name logfile extra-args...
 	local name=$1 logfile=$2
 	shift 2
@@ -85,7 +102,7 @@ start_dockerd() { # name logfile extra-args...
 	# Detached from our stdout so the caller's $(...) does not wait on it.
 	# nohup execs dockerd, so $! is dockerd itself, recorded at once: a
 	# `down` after an interrupted `up` still finds it.
-	nohup dockerd "${dockerd_flags[@]}" --pidfile "$run_dir/$name.dockerd.pid" "$@" >"$logfile" 2>&1 </dev/null 9>&- &
+	nohup "${detach[@]}" dockerd "${dockerd_flags[@]}" --pidfile "$run_dir/$name.dockerd.pid" "$@" >"$logfile" 2>&1 </dev/null 9>&- &
 	echo $! >"$run_dir/$name.pid"
 }
 
@@ -186,11 +203,81 @@ down() {
 	} 9>"$run_dir/lock"
 }
 
+# engine [keep]: see the header. With keep, an engine 1 of a test run's is
+# used but not taken over (`make run --check` must leave the tests' engines
+# as they are). Its messages speak to the user of `make run`.
+engine() {
+	local say="make run:" takeover=true
+	[ "${1:-}" = keep ] && takeover=false
+	if answers "$sock1"; then
+		if $takeover && [ -w "$run_dir" ]; then
+			{
+				flock 9
+				if ours_alive engine1; then
+					mv "$run_dir/engine1.pid" "$run_dir/run-engine.pid"
+					echo "$say using the Docker engine on $sock1 (dockerd pid $(cat "$run_dir/run-engine.pid"), started by a test run; it now stays up after the tests)" >&2
+					return 0
+				fi
+			} 9>"$run_dir/lock"
+		fi
+		echo "$say using the Docker engine on $sock1 (already running)" >&2
+		return 0
+	fi
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+		cat >&2 <<MSG
+$say no Docker engine answers on $sock1, and this machine cannot start one for you
+  (that needs root and apt-get, as on Debian). Install Docker and start it, e.g.
+    Debian/Ubuntu:  sudo apt-get install -y docker.io && sudo systemctl start docker
+    elsewhere:      https://docs.docker.com/engine/install/
+  and make sure you may use $sock1 (e.g. the docker group), then make run again.
+MSG
+		return 1
+	fi
+	mkdir -p "$state" "$run_dir"
+	export DEBIAN_FRONTEND=noninteractive
+	local logfile=$state/dockerd.log did="" name=run-engine
+	{
+		flock 9
+		if answers "$sock1"; then
+			did="found"
+		elif ours_alive run-engine; then
+			did="found (still starting)"
+		elif ours_alive engine1; then
+			did="found (a test run's, still starting)"
+			name=engine1
+			if $takeover; then
+				mv "$run_dir/engine1.pid" "$run_dir/run-engine.pid"
+				name=run-engine
+			fi
+			logfile="(see the test run's log)"
+		else
+			if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then
+				echo "$say installing docker.io (apt-get install docker.io)" >&2
+				did="installed docker.io and started"
+			else
+				did="started"
+			fi
+			ensure_dockerd
+			detach=(setsid)
+			start_dockerd run-engine "$logfile" -H "$sock1"
+		fi
+	} 9>"$run_dir/lock"
+	wait_for "$sock1" "$logfile"
+	local pid
+	pid=$(cat "$run_dir/$name.pid" 2>/dev/null || echo "?")
+	cat >&2 <<MSG
+$say $did a Docker engine on $sock1: dockerd pid $pid, networking off
+  (${dockerd_flags[*]}), log $logfile.
+  It keeps running after berth stops, for your containers; stop it with: kill $pid
+MSG
+}
+
 case $cmd in
 up) up ;;
 down) down ;;
+engine) engine "${3:-}" ;;
 *)
-	echo "usage: docker.sh up|down STATE_DIR" >&2
+	echo "usage: docker.sh up|down|engine STATE_DIR" >&2
 	exit 2
 	;;
 esac
