@@ -87,19 +87,22 @@
 // # Orphans
 //
 // A container of the reconciler's scope whose instance id is not an active
-// instance of this pass, older than OrphanGrace (from the container's
-// CreatedAt, so a create racing its instance write is never touched), is
-// looked up with GetInstance; ErrNotFound means its instance is gone and the
-// container is removed (runtime.Delete). Containers of stopped and failed
+// instance of this pass is looked up with GetInstance; ErrNotFound means its
+// instance is gone and the container is removed (runtime.Delete) once older
+// than OrphanGrace (from the container's CreatedAt, so a create racing its
+// instance write is never touched). Containers of stopped and failed
 // instances are kept: they are restartable or await the user's delete.
 //
 // # Terminal instances
 //
 // The same look-up brings terminal instances in line with a container that
 // runs although berth says it does not (started behind berth's back, or
-// while berth was down): a stopped instance is recorded as running through
-// OnEvent, since the FSM allows stopped → running; a failed one may not
-// run (failed → running is not allowed), so its container is stopped
-// (Options.StopGrace) and a ContainerReconciled event says so
-// (Report.TerminalStopped).
+// while berth was down), whatever the container's age (a terminal instance
+// has no create in flight for the grace to protect): a stopped instance is
+// recorded as running through OnEvent, since the FSM allows stopped →
+// running; a failed one may not run (failed → running is not allowed), so
+// its container is stopped (Options.StopGrace) and a ContainerReconciled
+// event says so (Report.TerminalStopped). Converge applies the same rule to
+// one instance at once: berth serve's monitor calls it for a start the FSM
+// refused (monitor.Converging).
 package reconcile
