@@ -52,6 +52,7 @@ func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, b
 				return nil, nil, fmt.Errorf("volume %q: want a volume name (a host path needs type %q)", v.Source, container.VolumeBind)
 			}
 			m.Type, m.Source = mount.TypeVolume, v.Source
+			m.VolumeOptions = namedVolumeOptions(v.Persist)
 		case container.VolumeEmptyDir:
 			// An anonymous volume: it lives and dies with the container
 			// (Delete removes it), like a Kubernetes emptyDir.

@@ -154,6 +154,12 @@ func Check(before container.BindLedger, tpl string, binds []Bind, workspaceRoot 
 			out = append(out, pr)
 		}
 	}
+	mine := map[string]bool{}
+	for _, b := range binds {
+		if p, err := Parse(b.Source, workspaceRoot); err == nil {
+			mine[p.Source] = true
+		}
+	}
 	for _, b := range binds {
 		pb, err := Parse(b.Source, workspaceRoot)
 		if err != nil {
@@ -174,6 +180,8 @@ func Check(before container.BindLedger, tpl string, binds []Bind, workspaceRoot 
 			case e.Writable && e.p.MayContain(pb):
 				// e is newly writable, by this very template.
 				add(b.Field, "%q may lie below %q, which this template's containers could write: one of them could replace a directory on the way with a symlink to anywhere on the host; make that one read_only, or move one of them", b.Source, e.Pattern)
+			case mine[e.Pattern] && pb.MayContain(e.p):
+				// Two of this template's own: reported at the inner one.
 			case me.Writable && pb.MayContain(e.p) && !wasWritable[pb.Source]:
 				add(b.Field, "containers could write %q, which may contain %q (a bind source of template %s, now or in an earlier version): one of them could replace a directory on the way with a symlink to anywhere on the host; make this source read_only, or move it", b.Source, e.Pattern, names(e.Templates))
 			case me.Writable && pb.MayContain(e.p):

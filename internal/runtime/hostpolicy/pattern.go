@@ -201,7 +201,6 @@ func (p Pattern) Check(resolved string) error {
 	return nil
 }
 
-
 // Matches reports whether a resolved host path is one the pattern names
 // for some values of its variables.
 func (p Pattern) Matches(resolved string) bool {
