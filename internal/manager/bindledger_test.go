@@ -136,3 +136,37 @@ func TestNamedVolumeScoping(t *testing.T) {
 		}
 	})
 }
+
+// TestKubernetesHostPathsSameRule: a Kubernetes hostPath is a bind source
+// for the ledger: the same rule holds across runtimes (kwok runs no
+// kubelet, so no mount can be observed there; the policy's decisions are
+// what is tested).
+func TestKubernetesHostPathsSameRule(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
+		ctx := context.Background()
+		m := manager.New(manager.Options{Store: b.Open(t, time.Now), BindRoots: []string{"/r"}, Runtimes: []string{"docker", "kubernetes"}, Logger: quiet})
+		kube := bindTemplate("kh", "/r/k/$USERID", false)
+		kube.Runtime = "kubernetes"
+		if _, _, err := m.PutTemplate(ctx, rootCaller, kube); err != nil {
+			t.Fatal(err)
+		}
+		kube.Volumes[0].ReadOnly = true
+		if _, _, err := m.PutTemplate(ctx, rootCaller, kube); err != nil {
+			t.Fatal(err)
+		}
+		var ve *manager.ValidationError
+		for _, rt := range []string{"docker", "kubernetes"} {
+			inner := bindTemplate("in-"+rt, "/r/k/$USERID/data", true)
+			inner.Runtime = rt
+			if _, _, err := m.PutTemplate(ctx, rootCaller, inner); !errors.As(err, &ve) {
+				t.Errorf("%s template below a once-writable hostPath: %v, want a 422", rt, err)
+			}
+		}
+		shared := bindTemplate("ks", "/r/tools", true)
+		shared.Runtime = "kubernetes"
+		if _, _, err := m.PutTemplate(ctx, rootCaller, shared); !errors.As(err, &ve) {
+			t.Errorf("a hostPath naming no owner, not shared: %v, want a 422", err)
+		}
+	})
+}
