@@ -114,7 +114,7 @@ func TestServeBindsProperty(t *testing.T) {
 	}
 	e := newServeEnv(t, serveOptions{maxConcurrency: 3, bindRoots: []string{root}, containerKeys: "workspace_root: " + root + "/ws\n"})
 	e.start()
-	cli, err := client.New(client.WithHost(testenv.DockerHost(t)), client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.WithHost(testenv.DockerHost(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,8 +157,8 @@ func (m *Manager) checkLedgerAtCreate(ctx context.Context, t container.Template)
 	return ledgerProblems(hostpolicy.Check(l, t.Name, binds, m.workspaceRoot))
 }
 
-// ErrInUse: a bind ledger entry a stored template or an instance still
-// mounts writable cannot be retired (409).
+// ErrInUse is a bind ledger entry a stored template or an instance still
+// mounts writable, which cannot be retired (409).
 var ErrInUse = errors.New("in use")
 
 // BindLedger returns the bind ledger (admins only).

@@ -18,7 +18,7 @@ func TestNamedVolumeRemoval(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
 	ctx := testenv.Context(t, 2*time.Minute)
-	cli, err := client.New(client.WithHost(testenv.DockerHost(t)), client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.WithHost(testenv.DockerHost(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
