@@ -31,6 +31,8 @@ func testTemplateRefused(t *testing.T, a *api) {
 		{"volume named ..", `{` + d + `,"volumes":[{"source":"..","target":"/v","type":"volume"}]}`, "volumes[0].source"},
 		{"volume name with a space", `{` + d + `,"volumes":[{"source":"a b","target":"/v","type":"volume"}]}`, "volumes[0].source"},
 		{"two volumes on one target", `{` + d + `,"volumes":[{"type":"empty_dir","target":"/v"},{"type":"empty_dir","target":"/v/"}]}`, "volumes[1].target"},
+		{"persist on a bind", `{` + d + `,"volumes":[{"source":"/srv/berth/$USERID/p","target":"/v","type":"bind","read_only":true,"persist":true}]}`, "volumes[0].persist"},
+		{"shared empty_dir", `{` + d + `,"volumes":[{"type":"empty_dir","target":"/v","shared":true}]}`, "volumes[0].shared"},
 		{"NUL in workdir", `{` + d + `,"workdir":"/a\u0000b"}`, "workdir"},
 		{"relative workdir", `{` + d + `,"workdir":"a/b"}`, "workdir"},
 		{"NUL in command", `{` + d + `,"command":["sh","a\u0000b"]}`, "command[1]"},

@@ -264,6 +264,12 @@ func (m *Manager) validateVolume(f *fields, field string, v container.Volume, va
 		f.add(field+".type", "must be one of %s", quoteList(volumeTypes))
 		return ""
 	}
+	if v.Persist && v.Type != container.VolumeNamed {
+		f.add(field+".persist", "only a named volume (type %q) can persist: nothing else is removed with its container by berth", container.VolumeNamed)
+	}
+	if v.Shared && v.Type != container.VolumeNamed && v.Type != container.VolumeBind {
+		f.add(field+".shared", "only a bind source or a named volume can be shared")
+	}
 	expandWith := values
 	if expandWith == nil {
 		expandWith = m.placeholders()
