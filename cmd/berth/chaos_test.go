@@ -38,7 +38,7 @@ const (
 )
 
 var chaosLong = flag.Bool("chaos.long", false,
-	"TestServeChaos: the long run (2000 operations, more kills, tampering and outages); "+envChaosOps+" still overrides the count")
+	"TestServeChaos: the long run (2000 operations, more kills, tampering and outages); "+envChaosOps+" still overrides the count; TestServeBindsProperty: 300 random steps instead of 14")
 
 // chaosPlan is one run's size. The default fits CI (well under three
 // minutes on two cores); -chaos.long is for `make chaos` or a run by hand.

@@ -31,6 +31,53 @@ quote values the API wants as strings: cpu: "0.5".`,
 		{group: "templates", name: "list", synopsis: "", summary: "list the templates", run: cliTemplatesList},
 		{group: "templates", name: "delete", synopsis: "NAME",
 			summary: "delete a template (admins only; containers made from it keep their spec)", run: cliTemplatesDelete},
+		{group: "templates", name: "binds", synopsis: "list | retire ID",
+			summary: "the bind ledger: every bind source any template ever stored (admins only)",
+			details: `list shows every pattern, whether some template ever mounted it writable, and which templates
+stored it. retire ID removes an entry (or, while a template mounts it read-only, its writable
+flag), once the host directories under it were cleaned: see docs/deploy.md. The server refuses
+while a template or a container still mounts it writable.`,
+			run: cliTemplatesBinds},
+	}
+}
+
+func cliTemplatesBinds(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	pos, err := app.parse(fs, args, "list|retire", "[ID]")
+	if err != nil {
+		return err
+	}
+	pos = append(pos, "")
+	if (pos[0] != "list" || pos[1] != "") && (pos[0] != "retire" || pos[1] == "") {
+		return cliUsagef("want: berth templates binds list | retire ID")
+	}
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	switch {
+	case pos[0] == "list":
+		l, err := c.BindLedger(ctx)
+		if err != nil {
+			return err
+		}
+		if app.jsonOutput() {
+			return cliWriteJSON(app.stdout, l)
+		}
+		fmt.Fprintf(app.stdout, "%-12s  %-8s  %-6s  %-40s  %s\n", "ID", "WRITABLE", "SHARED", "PATTERN", "TEMPLATES")
+		for _, e := range l.Entries {
+			fmt.Fprintf(app.stdout, "%-12s  %-8v  %-6v  %-40s  %s\n", e.ID, e.Writable, e.Shared, cliClean(e.Pattern), cliClean(strings.Join(e.Templates, ",")))
+		}
+		return nil
+	default:
+		e, err := c.RetireBind(ctx, pos[1])
+		if err != nil {
+			return err
+		}
+		if app.jsonOutput() {
+			return cliWriteJSON(app.stdout, e)
+		}
+		fmt.Fprintf(app.stdout, "bind ledger entry %s (%s) retired\n", cliClean(e.ID), strconv.Quote(cliClean(e.Pattern)))
+		return nil
 	}
 }
 

@@ -89,6 +89,8 @@ type serveOptions struct {
 	// it must differ from the real engine the test itself talks to (a
 	// fault-injecting proxy in front of it).
 	dockerEndpoint string
+	// bindRoots is the Docker host's allowed_bind_roots.
+	bindRoots []string
 }
 
 func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
@@ -143,6 +145,9 @@ docker:
       network_mode: none
 `, extraContainer, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, o.maxAttempts, !o.noImageRefresh, indent(o.containerKeys),
 		authSection(o.noTokens), e.scope, o.dockerEndpoint)
+	if len(o.bindRoots) > 0 {
+		cfg += fmt.Sprintf("      allowed_bind_roots: [%s]\n", strings.Join(o.bindRoots, ", "))
+	}
 	if o.downHost {
 		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"
 	}

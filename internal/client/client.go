@@ -46,6 +46,10 @@ type (
 	Template = container.Template
 	// Event is one entry of an instance's event history.
 	Event = container.Event
+	// BindLedger is GET /api/bind-ledger.
+	BindLedger = container.BindLedger
+	// BindEntry is one entry of the bind ledger.
+	BindEntry = container.BindEntry
 	// Group is GET /api/groups/{group}.
 	Group = container.Group
 	// GroupSummary is one item of GET /api/groups.

@@ -41,3 +41,18 @@ func (c *Client) DeleteTemplate(ctx context.Context, name string) error {
 	_, err := c.do(ctx, request{method: http.MethodDelete, path: templatePath(name), retry: true}, nil)
 	return err
 }
+
+// BindLedger returns the bind ledger (admins only).
+func (c *Client) BindLedger(ctx context.Context) (BindLedger, error) {
+	var l BindLedger
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/api/bind-ledger", retry: true}, &l)
+	return l, err
+}
+
+// RetireBind retires one bind ledger entry (admins only), returning it as
+// it was.
+func (c *Client) RetireBind(ctx context.Context, id string) (BindEntry, error) {
+	var e BindEntry
+	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/api/bind-ledger/" + url.PathEscape(id), retry: true}, &e)
+	return e, err
+}

@@ -56,6 +56,15 @@ type Volume struct {
 	Target   string `json:"target"`
 	ReadOnly bool   `json:"read_only,omitempty"`
 	Type     string `json:"type"`
+	// Shared declares a source every owner's containers may reach: a bind
+	// source without an owner segment ($USERID, $WORKSPACE_PATH), or a
+	// named volume berth must not scope to the owner. Without it berth
+	// refuses such a bind source and scopes a named volume's name to the
+	// owner (ScopedVolumeName).
+	Shared bool `json:"shared,omitempty"`
+	// Persist keeps a named volume berth made after its last instance is
+	// deleted; without it the volume is removed with that instance.
+	Persist bool `json:"persist,omitempty"`
 }
 
 // Port is a container port to expose.

@@ -122,6 +122,8 @@ func New(o Options) http.Handler {
 	h.route("/api/groups/{group}/reset", map[string]apiFunc{"POST": h.resetGroup})
 	h.route("/api/templates", map[string]apiFunc{"GET": h.listTemplates})
 	h.route("/api/templates/{name}", map[string]apiFunc{"GET": h.getTemplate, "PUT": h.putTemplate, "DELETE": h.deleteTemplate})
+	h.route("/api/bind-ledger", map[string]apiFunc{"GET": h.getBindLedger})
+	h.route("/api/bind-ledger/{id}", map[string]apiFunc{"DELETE": h.retireBindEntry})
 	h.public(OpenAPIPath, map[string]http.HandlerFunc{"GET": h.openAPI})
 	h.probe("/livez", h.livez)
 	if h.health != nil {

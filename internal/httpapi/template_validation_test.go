@@ -31,6 +31,8 @@ func testTemplateRefused(t *testing.T, a *api) {
 		{"volume named ..", `{` + d + `,"volumes":[{"source":"..","target":"/v","type":"volume"}]}`, "volumes[0].source"},
 		{"volume name with a space", `{` + d + `,"volumes":[{"source":"a b","target":"/v","type":"volume"}]}`, "volumes[0].source"},
 		{"two volumes on one target", `{` + d + `,"volumes":[{"type":"empty_dir","target":"/v"},{"type":"empty_dir","target":"/v/"}]}`, "volumes[1].target"},
+		{"persist on a bind", `{` + d + `,"volumes":[{"source":"/srv/berth/$USERID/p","target":"/v","type":"bind","read_only":true,"persist":true}]}`, "volumes[0].persist"},
+		{"shared empty_dir", `{` + d + `,"volumes":[{"type":"empty_dir","target":"/v","shared":true}]}`, "volumes[0].shared"},
 		{"NUL in workdir", `{` + d + `,"workdir":"/a\u0000b"}`, "workdir"},
 		{"relative workdir", `{` + d + `,"workdir":"a/b"}`, "workdir"},
 		{"NUL in command", `{` + d + `,"command":["sh","a\u0000b"]}`, "command[1]"},
@@ -69,13 +71,19 @@ func testTemplateRefused(t *testing.T, a *api) {
 		}
 	}
 	// Replacing the template itself is not a conflict with its old
-	// version; with its bind read-only, the others are accepted.
+	// version. Making its bind read-only does not make room below it: its
+	// containers could already have planted links there (issue 22,
+	// reproduction 1), so the 422 advises moving or retiring, never
+	// read_only.
 	a.mustStatus(a.do("PUT", "/api/templates/busybox", admin, busyboxTemplate, nil), http.StatusOK)
 	a.mustStatus(a.do("PUT", "/api/templates/busybox", admin, strings.Replace(busyboxTemplate, `"type":"bind"`, `"type":"bind","read_only":true`, 1), nil), http.StatusOK)
+	r := a.do("PUT", "/api/templates/ok-workspace", admin, `{"runtime":"docker","image":"x","volumes":[{"source":"$WORKSPACE_PATH","target":"/w","type":"bind"}]}`, nil)
+	if r.Code != http.StatusUnprocessableEntity || !strings.Contains(r.Body.String(), "/api/bind-ledger/") || strings.Contains(r.Body.String(), "read_only") {
+		t.Errorf("$WORKSPACE_PATH below a once-writable bind: status %d, want 422 naming the retire route and not read_only: %s", r.Code, r.Body)
+	}
 	for name, body := range map[string]string{
 		"digest":    `{"runtime":"docker","image":"registry.example.com:5000/team/app:1.2@sha256:` + sha + `"}`,
 		"bounds":    `{"runtime":"docker","image":"x","resources":{"cpu":"1m","memory":"4Mi"}}`,
-		"workspace": `{"runtime":"docker","image":"x","volumes":[{"source":"$WORKSPACE_PATH","target":"/w","type":"bind"}]}`,
 		"read-only": `{"runtime":"docker","image":"x","volumes":[{"source":"/srv/berth/$USERID","target":"/r","type":"bind","read_only":true}]}`,
 	} {
 		if r := a.do("PUT", "/api/templates/ok-"+name, admin, body, nil); r.Code != http.StatusCreated {

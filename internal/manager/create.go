@@ -52,8 +52,9 @@ type CreateResult struct {
 // answers as the first request did, whatever this one ran into).
 func (m *Manager) CreateByTemplate(ctx context.Context, c identity.Caller, req CreateRequest, idem *Idempotency, requestID string) (CreateResult, error) {
 	res, err := m.create(ctx, c, req, idem, requestID, true)
-	if errors.Is(err, store.ErrTemplateChanged) {
-		// The cached copy is stale: build the create again from a read.
+	for try := 0; try < 3 && errors.Is(err, store.ErrTemplateChanged); try++ {
+		// The cached copy is stale (or the template changed again since
+		// the read): build the create again from a read.
 		m.templates.forget(req.Template)
 		res, err = m.create(ctx, c, req, idem, requestID, false)
 	}
@@ -104,7 +105,7 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 	}
 	err := m.validateTemplate(tpl)
 	if err == nil {
-		err = m.validateBindNesting(ctx, tpl)
+		err = m.checkLedgerAtCreate(ctx, tpl)
 	}
 	if err != nil {
 		// A template stored before a config change (a runtime switched off,
@@ -152,9 +153,10 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 			Owner: c.User, Key: idem.Key, RequestHash: idem.Hash, Response: idem.Response(inst), CreatedAt: now,
 		}
 	}
-	if cached {
-		p.Template = &tpl
-	}
+	// The create commits only while the template is still this one, read
+	// or cached: a bind ledger entry can then never be retired between
+	// this create's checks and its commit (RetireBind).
+	p.Template = &tpl
 	created, err := m.store.CreateInstance(ctx, p)
 	switch {
 	case errors.Is(err, store.ErrTemplateChanged):

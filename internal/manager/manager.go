@@ -71,6 +71,8 @@ type Manager struct {
 	groups        GroupPolicies
 	// templates spares creates the read of their template (templatecache.go).
 	templates templateCache
+	// ledger caches the bind ledger (bindledger.go).
+	ledger ledgerCache
 }
 
 // New returns a Manager.

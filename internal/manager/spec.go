@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 	"github.com/berth-io/berth/internal/runvars"
 )
 
@@ -76,9 +77,14 @@ func (m *Manager) resolveSpec(t container.Template, inst container.Instance, use
 	m.validateVolumes(&f, t.Volumes, values)
 	for i, v := range t.Volumes {
 		field := fmt.Sprintf("volumes[%d]", i)
+		source := expand(field+".source", v.Source)
+		if v.Type == container.VolumeNamed && !v.Shared {
+			// Owner isolation: each owner gets a volume of their own.
+			source = hostpolicy.ScopedVolumeName(source, inst.Owner)
+		}
 		spec.Volumes = append(spec.Volumes, container.Volume{
-			Source: expand(field+".source", v.Source), Target: expand(field+".target", v.Target),
-			ReadOnly: v.ReadOnly, Type: v.Type,
+			Source: source, Target: expand(field+".target", v.Target),
+			ReadOnly: v.ReadOnly, Type: v.Type, Shared: v.Shared, Persist: v.Persist,
 		})
 	}
 	spec.Scheduling = container.Scheduling{

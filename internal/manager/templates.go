@@ -13,6 +13,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 	"github.com/berth-io/berth/internal/runvars"
 	"github.com/berth-io/berth/internal/store"
 )
@@ -34,12 +35,13 @@ func (m *Manager) PutTemplate(ctx context.Context, c identity.Caller, t containe
 	if err := m.validateTemplate(t); err != nil {
 		return container.Template{}, false, err
 	}
-	if err := m.validateBindNesting(ctx, t); err != nil {
-		return container.Template{}, false, err
-	}
 	t.Version = 0
 	t.UpdatedAt = ""
-	stored, created, err := m.store.PutTemplate(ctx, t)
+	stored, created, err := m.putTemplateWithLedger(ctx, t)
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return container.Template{}, false, err
+	}
 	if err != nil {
 		return container.Template{}, false, fmt.Errorf("storing template %q: %w", t.Name, err)
 	}
@@ -154,22 +156,6 @@ func (m *Manager) validateTemplate(t container.Template) error {
 	return f.err()
 }
 
-// validateBindNesting refuses bind sources of t that a writable bind
-// source of t or of another stored template may contain (see
-// bindpattern.go for why).
-func (m *Manager) validateBindNesting(ctx context.Context, t container.Template) error {
-	if len(m.bindPatterns(t)) == 0 {
-		return nil
-	}
-	others, err := m.store.ListTemplates(ctx)
-	if err != nil {
-		return fmt.Errorf("listing templates to check bind mounts: %w", err)
-	}
-	var f fields
-	m.checkBindNesting(&f, t, others)
-	return f.err()
-}
-
 // dockerCannot refuses what a Docker host cannot honour, rather than
 // accepting it and silently ignoring it: Kubernetes scheduling rules and
 // persistent volume claims.
@@ -278,6 +264,12 @@ func (m *Manager) validateVolume(f *fields, field string, v container.Volume, va
 		f.add(field+".type", "must be one of %s", quoteList(volumeTypes))
 		return ""
 	}
+	if v.Persist && v.Type != container.VolumeNamed {
+		f.add(field+".persist", "only a named volume (type %q) can persist: nothing else is removed with its container by berth", container.VolumeNamed)
+	}
+	if v.Shared && v.Type != container.VolumeNamed && v.Type != container.VolumeBind {
+		f.add(field+".shared", "only a bind source or a named volume can be shared")
+	}
 	expandWith := values
 	if expandWith == nil {
 		expandWith = m.placeholders()
@@ -324,13 +316,13 @@ func (m *Manager) validateVolume(f *fields, field string, v container.Volume, va
 // lies inside the allowed roots; at create (resolved) also that the real
 // values kept the pattern's shape.
 func (m *Manager) validateBindSource(f *fields, field string, v container.Volume, source string, resolved bool) {
-	p, err := parseBindPattern(v.Source, m.workspaceRoot, v.ReadOnly)
+	p, err := hostpolicy.Parse(v.Source, m.workspaceRoot)
 	if err != nil {
 		f.add(field, "%v", err)
 		return
 	}
 	if resolved {
-		if err := p.check(source); err != nil {
+		if err := p.Check(source); err != nil {
 			f.add(field, "%v", err)
 			return
 		}

@@ -34,6 +34,10 @@ var (
 	// ErrTemplateChanged: CreateParams.Template is no longer the stored
 	// template (changed or deleted since it was read).
 	ErrTemplateChanged = errors.New("template changed since it was read")
+	// ErrBindLedgerChanged: a bind ledger write's expected version is no
+	// longer the stored one (another write came first); nothing was
+	// written. The caller reads the ledger again and retries.
+	ErrBindLedgerChanged = errors.New("bind ledger changed since it was read")
 )
 
 // EventRetention is how long an instance's events stay readable after the
@@ -81,7 +85,25 @@ type Store interface {
 	OutboxStore
 	AdmissionStore
 	TemplateStore
+	BindLedgerStore
 	IdempotencyStore
+}
+
+// BindLedgerStore keeps the bind ledger (container.BindLedger): one
+// document, written only conditionally on its version, alone or with the
+// template whose bind sources it records.
+type BindLedgerStore interface {
+	// GetBindLedger returns the stored ledger, or a zero one (Version 0,
+	// no entries) when none was ever stored.
+	GetBindLedger(ctx context.Context) (container.BindLedger, error)
+	// PutBindLedger replaces the ledger if the stored one is still at
+	// l.Version (0: none stored), and returns it as stored, at
+	// l.Version+1; else ErrBindLedgerChanged and nothing is written.
+	PutBindLedger(ctx context.Context, l container.BindLedger) (container.BindLedger, error)
+	// PutTemplateWithLedger is PutTemplate and PutBindLedger in one
+	// transaction: both are written, or neither (ErrBindLedgerChanged when
+	// the ledger moved on).
+	PutTemplateWithLedger(ctx context.Context, t container.Template, l container.BindLedger) (stored container.Template, created bool, err error)
 }
 
 // CreateParams is everything a create writes in one transaction.

@@ -9,7 +9,6 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 
-	berth "github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runtime"
 )
 
@@ -42,28 +41,6 @@ func TestClassify(t *testing.T) {
 		var re *runtime.Error
 		if !errors.As(err, &re) || !errors.Is(re.Kind, c.want) {
 			t.Errorf("%s: classify = %v, want kind %v", c.name, err, c.want)
-		}
-	}
-}
-
-func TestBindsNested(t *testing.T) {
-	bind := func(src string, ro bool) berth.Volume {
-		return berth.Volume{Type: berth.VolumeBind, Source: src, Target: "/t" + src, ReadOnly: ro}
-	}
-	cases := []struct {
-		name string
-		vols []berth.Volume
-		ok   bool
-	}{
-		{"the issue's spec", []berth.Volume{bind("/r/alice", false), bind("/r/alice/evil", false)}, false},
-		{"order does not matter", []berth.Volume{bind("/r/alice/evil", true), bind("/r/alice/", false)}, false},
-		{"read-only outer", []berth.Volume{bind("/r/alice", true), bind("/r/alice/evil", false)}, true},
-		{"siblings", []berth.Volume{bind("/r/alice", false), bind("/r/alice2", false)}, true},
-		{"the same directory twice", []berth.Volume{bind("/r/alice", false), bind("/r/alice/", false)}, true},
-	}
-	for _, c := range cases {
-		if err := bindsNested(c.vols); (err == nil) != c.ok {
-			t.Errorf("%s: bindsNested = %v, want ok=%v", c.name, err, c.ok)
 		}
 	}
 }

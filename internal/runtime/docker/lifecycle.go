@@ -40,8 +40,10 @@ func (r *Runtime) Stop(ctx context.Context, ref runtime.Ref, grace time.Duration
 	return nil
 }
 
-// Delete force-removes the container and its anonymous volumes (empty_dir);
-// named volumes outlive it, as they are meant to.
+// Delete force-removes the container and its anonymous volumes
+// (empty_dir), then the named volumes berth made for it unless their
+// template asked them to persist, once no other container uses them
+// (removeMadeVolumes).
 func (r *Runtime) Delete(ctx context.Context, ref runtime.Ref) error {
 	h, name, err := r.locate(ctx, "delete", ref)
 	if runtime.IsNotFound(err) {
@@ -50,9 +52,11 @@ func (r *Runtime) Delete(ctx context.Context, ref runtime.Ref) error {
 	if err != nil {
 		return err
 	}
+	vols := namedVolumes(ctx, h, name)
 	_, err = h.cli.ContainerRemove(ctx, name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	switch {
 	case err == nil, cerrdefs.IsNotFound(err):
+		removeMadeVolumes(ctx, h, vols)
 		return nil
 	case cerrdefs.IsConflict(err):
 		// "removal already in progress": another remove (a create's clean-up,

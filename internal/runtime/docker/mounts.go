@@ -9,7 +9,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 )
 
 // volumeName is what the engine's local volume driver accepts as a name.
@@ -35,7 +35,7 @@ func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, b
 		}
 		switch v.Type {
 		case container.VolumeBind:
-			if err := runtime.HostPathAllowed(v.Source, allowedRoots); err != nil {
+			if err := hostpolicy.HostPathAllowed(v.Source, allowedRoots); err != nil {
 				return nil, nil, err
 			}
 			if strings.ContainsAny(v.Source, ":,") || strings.ContainsAny(v.Target, ":,") {
@@ -52,6 +52,7 @@ func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, b
 				return nil, nil, fmt.Errorf("volume %q: want a volume name (a host path needs type %q)", v.Source, container.VolumeBind)
 			}
 			m.Type, m.Source = mount.TypeVolume, v.Source
+			m.VolumeOptions = namedVolumeOptions(v.Persist)
 		case container.VolumeEmptyDir:
 			// An anonymous volume: it lives and dies with the container
 			// (Delete removes it), like a Kubernetes emptyDir.
@@ -63,29 +64,8 @@ func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, b
 		}
 		ms = append(ms, m)
 	}
-	if err := bindsNested(vols); err != nil {
+	if err := hostpolicy.CheckSpec(vols); err != nil {
 		return nil, nil, err
 	}
 	return ms, binds, nil
-}
-
-// bindsNested refuses a spec in which a writable bind source contains
-// another bind source: a container mounting the first could replace a
-// directory on the way to the second with a symlink, and the engine would
-// follow it on the host. The manager refuses such templates (treating
-// runtime variables as wildcards, across all templates); this repeats the
-// rule on the resolved paths of the one spec the engine is about to get.
-func bindsNested(vols []container.Volume) error {
-	for _, p := range vols {
-		if p.Type != container.VolumeBind || p.ReadOnly {
-			continue
-		}
-		outer := strings.TrimSuffix(path.Clean(p.Source), "/") + "/"
-		for _, q := range vols {
-			if q.Type == container.VolumeBind && strings.HasPrefix(path.Clean(q.Source), outer) {
-				return fmt.Errorf("bind mount %q lies inside the writable bind mount %q: a container could redirect it with a symlink", q.Source, p.Source)
-			}
-		}
-	}
-	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	berth "github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 )
 
 // Place returns the host for inst (see runtime.Runtime.Place).
@@ -34,7 +35,7 @@ func (r *Runtime) pinned(inst berth.Instance) (*host, error) {
 		return nil, runtime.Errorf(runtime.ErrInvalid, "place", inst.ID, inst.RuntimeNodeName,
 			"no docker host named %q is configured", inst.RuntimeNodeName)
 	}
-	if err := runtime.HostPathsAllowed(inst.Spec.Volumes, h.cfg.AllowedBindRoots); err != nil {
+	if err := hostpolicy.HostPathsAllowed(inst.Spec.Volumes, h.cfg.AllowedBindRoots); err != nil {
 		return nil, runtime.NewError(runtime.ErrInvalid, "place", inst.ID, h.cfg.Name, err)
 	}
 	return h, nil
@@ -79,7 +80,7 @@ func (r *Runtime) candidates(inst berth.Instance) ([]*host, error) {
 	var out []*host
 	var firstErr error
 	for _, h := range labelled {
-		if err := runtime.HostPathsAllowed(inst.Spec.Volumes, h.cfg.AllowedBindRoots); err != nil {
+		if err := hostpolicy.HostPathsAllowed(inst.Spec.Volumes, h.cfg.AllowedBindRoots); err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("host %s: %w", h.cfg.Name, err)
 			}

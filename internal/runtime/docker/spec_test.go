@@ -57,8 +57,13 @@ func TestCreateOptions(t *testing.T) {
 		{Type: mount.TypeVolume, Source: "cache", Target: "/cache", ReadOnly: true},
 		{Type: mount.TypeVolume, Target: "/scratch"},
 	}
-	if !slices.EqualFunc(hcfg.Mounts, wantMounts, func(a, b mount.Mount) bool { return a == b }) {
+	// A named volume's mount carries berth's labels (volumes.go), compared
+	// apart: they are behind a pointer.
+	if !slices.EqualFunc(hcfg.Mounts, wantMounts, func(a, b mount.Mount) bool { a.VolumeOptions = nil; return a == b }) {
 		t.Errorf("mounts = %+v", hcfg.Mounts)
+	}
+	if vo := hcfg.Mounts[0].VolumeOptions; vo == nil || vo.Labels["berth.volume"] != "true" || vo.Labels["berth.volume-persist"] != "false" {
+		t.Errorf("the named volume's options = %+v, want berth's labels", vo)
 	}
 	if hcfg.NanoCPUs != 500_000_000 || hcfg.Memory != 256<<20 || hcfg.MemorySwap != 256<<20 {
 		t.Errorf("cpu/memory/swap = %d/%d/%d", hcfg.NanoCPUs, hcfg.Memory, hcfg.MemorySwap)

@@ -8,6 +8,7 @@ import (
 
 	berth "github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 )
 
 // Place returns the cluster for inst (see runtime.Runtime.Place).
@@ -35,7 +36,7 @@ func (r *Runtime) pinned(inst berth.Instance) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := runtime.HostPathsAllowed(inst.Spec.Volumes, cl.cfg.AllowedHostPathRoots); err != nil {
+	if err := hostpolicy.HostPathsAllowed(inst.Spec.Volumes, cl.cfg.AllowedHostPathRoots); err != nil {
 		return nil, runtime.NewError(runtime.ErrInvalid, "place", inst.ID, cl.cfg.Name, err)
 	}
 	return cl, nil
@@ -80,7 +81,7 @@ func (r *Runtime) candidates(inst berth.Instance) ([]*cluster, error) {
 	var out []*cluster
 	var firstErr error
 	for _, cl := range labelled {
-		if err := runtime.HostPathsAllowed(inst.Spec.Volumes, cl.cfg.AllowedHostPathRoots); err != nil {
+		if err := hostpolicy.HostPathsAllowed(inst.Spec.Volumes, cl.cfg.AllowedHostPathRoots); err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("cluster %s: %w", cl.cfg.Name, err)
 			}

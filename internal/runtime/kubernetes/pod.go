@@ -15,6 +15,7 @@ import (
 	"github.com/berth-io/berth/internal/config"
 	berth "github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 )
 
 // containerName is the name of the Pod's one container.
@@ -217,6 +218,10 @@ func resources(r berth.Resources) (corev1.ResourceRequirements, error) {
 // empty_dir as such, bind as a hostPath under the cluster's allowed roots.
 // Docker's named volumes have no meaning on a cluster.
 func volumes(vols []berth.Volume, roots []string) ([]corev1.Volume, []corev1.VolumeMount, error) {
+	// A hostPath is a Docker bind under another name: the same rule.
+	if err := hostpolicy.CheckSpec(vols); err != nil {
+		return nil, nil, err
+	}
 	var vs []corev1.Volume
 	var ms []corev1.VolumeMount
 	for i, v := range vols {
@@ -234,7 +239,7 @@ func volumes(vols []berth.Volume, roots []string) ([]corev1.Volume, []corev1.Vol
 		case berth.VolumeEmptyDir:
 			vol.EmptyDir = &corev1.EmptyDirVolumeSource{}
 		case berth.VolumeBind:
-			if err := runtime.HostPathAllowed(v.Source, roots); err != nil {
+			if err := hostpolicy.HostPathAllowed(v.Source, roots); err != nil {
 				return nil, nil, err
 			}
 			// DirectoryOrCreate: a per-user path works on first use, as

@@ -108,6 +108,10 @@ func TestPodForRefuses(t *testing.T) {
 		{"host path outside the roots", func(i *berth.Instance) {
 			i.Spec.Volumes = []berth.Volume{{Type: berth.VolumeBind, Source: "/data/../etc", Target: "/x"}}
 		}, "outside the allowed roots"},
+		{"a hostPath inside a writable hostPath (the Docker bind rule)", func(i *berth.Instance) {
+			i.Spec.Volumes = []berth.Volume{{Type: berth.VolumeBind, Source: "/data/bob", Target: "/home"},
+				{Type: berth.VolumeBind, Source: "/data/bob/data", Target: "/d", ReadOnly: true}}
+		}, "inside the writable bind mount"},
 		{"docker named volume", func(i *berth.Instance) {
 			i.Spec.Volumes = []berth.Volume{{Type: berth.VolumeNamed, Source: "v", Target: "/x"}}
 		}, "Docker's"},

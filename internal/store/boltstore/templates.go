@@ -21,22 +21,27 @@ func (s *Store) PutTemplate(ctx context.Context, t container.Template) (containe
 	}
 	var created bool
 	err := s.update(ctx, "put template "+t.Name, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTemplates)
-		var old container.Template
-		found, err := getJSON(b, []byte(t.Name), &old)
-		if err != nil {
-			return err
-		}
-		created = !found
-		t.ImageStatus = nil
-		t.Version = old.Version + 1
-		t.UpdatedAt = s.now().UTC().Format(time.RFC3339)
-		return putJSON(b, []byte(t.Name), t)
+		var err error
+		t, created, err = s.putTemplate(tx, t)
+		return err
 	})
 	if err != nil {
 		return container.Template{}, false, err
 	}
 	return t, created, nil
+}
+
+func (s *Store) putTemplate(tx *bolt.Tx, t container.Template) (container.Template, bool, error) {
+	b := tx.Bucket(bucketTemplates)
+	var old container.Template
+	found, err := getJSON(b, []byte(t.Name), &old)
+	if err != nil {
+		return t, false, err
+	}
+	t.ImageStatus = nil
+	t.Version = old.Version + 1
+	t.UpdatedAt = s.now().UTC().Format(time.RFC3339)
+	return t, !found, putJSON(b, []byte(t.Name), t)
 }
 
 // GetTemplate returns the template or ErrNotFound.

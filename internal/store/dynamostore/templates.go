@@ -79,30 +79,9 @@ func (s *Store) PutTemplate(ctx context.Context, t container.Template) (containe
 				return container.Template{}, false, err
 			}
 		}
-		cur, err := s.GetTemplate(ctx, t.Name)
-		created := errors.Is(err, store.ErrNotFound)
-		if err != nil && !created {
+		item, e, created, err := s.templatePut(ctx, t)
+		if err != nil {
 			return container.Template{}, false, err
-		}
-		next := t
-		next.ImageStatus = nil
-		next.Version = cur.Version + 1
-		next.UpdatedAt = s.now().UTC().Format(time.RFC3339)
-		// The doc is the template's TemplateDoc, which a create built from
-		// a cached copy is checked against (templateUnchanged).
-		doc, err := store.TemplateDoc(next)
-		if err != nil {
-			return container.Template{}, false, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.templates, t.Name, err)
-		}
-		item, err := attributevalue.MarshalMap(templateItem{Name: next.Name, Version: next.Version, Doc: string(doc)})
-		if err != nil {
-			return container.Template{}, false, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.templates, t.Name, err)
-		}
-		e := newExpr()
-		if created {
-			e.condition = "attribute_not_exists(" + e.n(AttrName) + ")"
-		} else {
-			e.condition = e.n("version") + " = " + e.num(cur.Version)
 		}
 		_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                 aws.String(s.templates),
@@ -219,4 +198,37 @@ func (s *Store) SetImageStatus(ctx context.Context, name string, status []contai
 	default:
 		return fail(op, s.templates, name, err)
 	}
+}
+
+// templatePut builds the put of t over the stored template: the item at
+// the next version and its condition (the version it replaces, or none
+// stored).
+func (s *Store) templatePut(ctx context.Context, t container.Template) (map[string]types.AttributeValue, *expr, bool, error) {
+	const op = "put template"
+	cur, err := s.GetTemplate(ctx, t.Name)
+	created := errors.Is(err, store.ErrNotFound)
+	if err != nil && !created {
+		return nil, nil, false, err
+	}
+	next := t
+	next.ImageStatus = nil
+	next.Version = cur.Version + 1
+	next.UpdatedAt = s.now().UTC().Format(time.RFC3339)
+	// The doc is the template's TemplateDoc, which a create built from
+	// a cached copy is checked against (templateUnchanged).
+	doc, err := store.TemplateDoc(next)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.templates, t.Name, err)
+	}
+	item, err := attributevalue.MarshalMap(templateItem{Name: next.Name, Version: next.Version, Doc: string(doc)})
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("dynamostore: %s %s %q: %w", op, s.templates, t.Name, err)
+	}
+	e := newExpr()
+	if created {
+		e.condition = "attribute_not_exists(" + e.n(AttrName) + ")"
+	} else {
+		e.condition = e.n("version") + " = " + e.num(cur.Version)
+	}
+	return item, e, created, nil
 }

@@ -102,6 +102,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"CreateIdempotency", testCreateIdempotency},
 		{"CreateParamsChecked", testCreateParamsChecked},
 		{"CreateChecksTemplate", testCreateChecksTemplate},
+		{"BindLedger", testBindLedger},
+		{"BindLedgerRace", testBindLedgerRace},
 		{"TransitionOutboxChecked", testTransitionOutboxChecked},
 		{"Transition", testTransition},
 		{"TransitionErrors", testTransitionErrors},

@@ -1,11 +1,11 @@
-package runtime_test
+package hostpolicy_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 )
 
 func TestHostPathAllowed(t *testing.T) {
@@ -24,7 +24,7 @@ func TestHostPathAllowed(t *testing.T) {
 		{"srv/x", []string{"/"}, "absolute"},
 	}
 	for _, tt := range tests {
-		err := runtime.HostPathAllowed(tt.src, tt.roots)
+		err := hostpolicy.HostPathAllowed(tt.src, tt.roots)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%q under %v: %v", tt.src, tt.roots, err)
@@ -39,10 +39,10 @@ func TestHostPathsAllowedLooksOnlyAtBinds(t *testing.T) {
 		{Type: container.VolumeNamed, Source: "data", Target: "/data"},
 		{Type: container.VolumeBind, Source: "/srv/a", Target: "/a"},
 	}
-	if err := runtime.HostPathsAllowed(vols, []string{"/srv"}); err != nil {
+	if err := hostpolicy.HostPathsAllowed(vols, []string{"/srv"}); err != nil {
 		t.Errorf("binds under the root: %v", err)
 	}
-	if err := runtime.HostPathsAllowed(vols, []string{"/data"}); err == nil {
+	if err := hostpolicy.HostPathsAllowed(vols, []string{"/data"}); err == nil {
 		t.Error("a bind outside the roots was allowed")
 	}
 }

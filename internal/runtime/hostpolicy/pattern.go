@@ -1,4 +1,9 @@
-package manager
+// Package hostpolicy is berth's one host-path policy: which host paths a
+// Docker bind mount or a Kubernetes hostPath may name (the allowed roots),
+// and which bind source patterns may be stored together, now and over time
+// (the bind ledger). The manager, the Docker runtime and the Kubernetes
+// runtime all call it.
+package hostpolicy
 
 import (
 	"fmt"
@@ -6,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runvars"
 )
 
@@ -24,24 +28,24 @@ import (
 //
 // So berth makes the situation impossible instead of detecting it: no bind
 // source may lie strictly below a bind source that some container may
-// write. Each bind source is read as a pattern of path segments, where a
-// segment holding a runtime variable matches any one segment (a variable's
-// value is one non-empty segment: no '/', not "." or "..", checked at
-// create) and $WORKSPACE_PATH is container.workspace_root plus one such
-// segment. A writable pattern that may be a proper ancestor of another
-// pattern, of the same template or of any other stored template, is
-// refused when the template is written, and again at every create (so two
-// templates stored by racing writes, or before this rule, cannot be used).
-// A read-only ancestor is harmless: its containers cannot plant anything.
-// The docker runtime repeats the check on the resolved paths of one spec.
+// write, or ever could (a link stays on the host after its template
+// changed or went: see ledger.go). Each bind source is read as a pattern
+// of path segments, where a segment holding a runtime variable matches any
+// one segment (a variable's value is one non-empty segment: no '/', not
+// "." or "..", checked at create) and $WORKSPACE_PATH is
+// container.workspace_root plus the owner segment. A read-only ancestor is
+// harmless only if no container could ever write it. The runtimes repeat
+// the check on the resolved paths of one spec (CheckSpec).
 
-// bindPattern is a bind source as path segments. Literal segments are in
+// Pattern is a bind source as path segments. Literal segments are in
 // lit; a segment holding variables has wild set, with its literal prefix
 // and suffix in pre and suf.
-type bindPattern struct {
-	source   string // as the template writes it
-	readOnly bool
-	segs     []bindSegment
+type Pattern struct {
+	// Source is the pattern as the ledger keeps it: as the template wrote
+	// it, with a leading $WORKSPACE_PATH written out (Normalize).
+	Source string
+	segs   []bindSegment
+	owner  int // index in segs of the owner segment, -1 if none
 }
 
 type bindSegment struct {
@@ -66,26 +70,42 @@ var markValues = func() map[string]string {
 	return m
 }()
 
-// parseBindPattern reads a bind source written with runtime variables. The
-// source must be absolute and clean: no empty, "." or ".." segments, no
-// NUL, ':' or ',' (Docker's bind syntax separators), and $WORKSPACE_PATH
-// only as its whole first element.
-func parseBindPattern(source, workspaceRoot string, readOnly bool) (bindPattern, error) {
-	p := bindPattern{source: source, readOnly: readOnly}
+// Normalize writes a leading $WORKSPACE_PATH of a bind source out as the
+// workspace root and the owner segment, so that the same directory reads
+// the same in the ledger whichever way a template named it.
+func Normalize(source, workspaceRoot string) string {
+	for _, ws := range []string{"$WORKSPACE_PATH", "${WORKSPACE_PATH}"} {
+		if rest, ok := strings.CutPrefix(source, ws); ok && (rest == "" || rest[0] == '/') {
+			root := strings.TrimSuffix(path.Clean(workspaceRoot), "/")
+			return strings.ReplaceAll(root, "$", "$$") + "/$USERID" + rest
+		}
+	}
+	return source
+}
+
+// Parse reads a bind source written with runtime variables. The source
+// must be absolute and clean: no empty, "." or ".." segments, no NUL, ':'
+// or ',' (Docker's bind syntax separators), and $WORKSPACE_PATH only as
+// its whole first element. A segment that is exactly $USERID (or the one
+// $WORKSPACE_PATH ends in) is the owner segment.
+func Parse(source, workspaceRoot string) (Pattern, error) {
+	p := Pattern{Source: source, owner: -1}
 	if strings.ContainsAny(source, ":,\x00\x01") {
 		return p, fmt.Errorf("must not contain ':', ',' or NUL")
 	}
-	marked, err := runvars.Expand(source, markValues)
+	p.Source = Normalize(source, workspaceRoot)
+	for i, s := range strings.Split(strings.TrimSuffix(p.Source, "/"), "/") {
+		if i > 0 && (s == "$USERID" || s == "${USERID}") {
+			p.owner = i - 1
+		}
+	}
+	marked, err := runvars.Expand(p.Source, markValues)
 	if err != nil {
 		return p, err
 	}
 	parts := strings.Split(marked, "/")
 	if len(parts) > 1 && parts[len(parts)-1] == "" {
 		parts = parts[:len(parts)-1] // a trailing slash names the same directory
-	}
-	if parts[0] == workspaceMark {
-		root := strings.Split(strings.TrimSuffix(path.Clean(workspaceRoot), "/"), "/")
-		parts = append(append(root, varMark), parts[1:]...)
 	}
 	if parts[0] != "" || len(parts) < 2 {
 		return p, fmt.Errorf("must be an absolute path (or start with $WORKSPACE_PATH)")
@@ -129,9 +149,27 @@ func (a bindSegment) mayEqual(b bindSegment) bool {
 		(strings.HasSuffix(a.suf, b.suf) || strings.HasSuffix(b.suf, a.suf))
 }
 
-// mayContain reports whether, for some values of the variables, q names a
+// MayEqual reports whether, for some values of the variables, p and q
+// name the same directory.
+func (p Pattern) MayEqual(q Pattern) bool {
+	if len(p.segs) != len(q.segs) {
+		return false
+	}
+	for i, s := range p.segs {
+		if !s.mayEqual(q.segs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Owner is the index of the owner segment among the path's segments (0 is
+// the first below '/'), or -1 when the pattern names no owner.
+func (p Pattern) Owner() int { return p.owner }
+
+// MayContain reports whether, for some values of the variables, q names a
 // directory strictly below the one p names.
-func (p bindPattern) mayContain(q bindPattern) bool {
+func (p Pattern) MayContain(q Pattern) bool {
 	if len(p.segs) >= len(q.segs) {
 		return false
 	}
@@ -143,14 +181,10 @@ func (p bindPattern) mayContain(q bindPattern) bool {
 	return true
 }
 
-// exposes reports whether containers mounting p could plant a symlink on
-// the way to q: p is writable and may be a proper ancestor of q.
-func (p bindPattern) exposes(q bindPattern) bool { return !p.readOnly && p.mayContain(q) }
-
-// check reports whether the resolved path fits the pattern segment for
+// Check reports whether the resolved path fits the pattern segment for
 // segment: a variable's value that held a '/' or was empty (changing the
 // number of segments), was "." or "..", or held ':', ',' or NUL, does not.
-func (p bindPattern) check(resolved string) error {
+func (p Pattern) Check(resolved string) error {
 	parts := strings.Split(strings.TrimSuffix(resolved, "/"), "/")
 	if len(parts) != len(p.segs)+1 || parts[0] != "" {
 		return fmt.Errorf("resolves to %q: every runtime variable in a bind source must be one non-empty path element", resolved)
@@ -167,53 +201,18 @@ func (p bindPattern) check(resolved string) error {
 	return nil
 }
 
-// namedBind is a template's bind pattern with the field it came from.
-type namedBind struct {
-	field string
-	bindPattern
-}
-
-// bindPatterns returns the template's bind sources that parse (the others
-// are reported by validateVolume).
-func (m *Manager) bindPatterns(t container.Template) []namedBind {
-	var out []namedBind
-	for i, v := range t.Volumes {
-		if v.Type != container.VolumeBind {
-			continue
-		}
-		p, err := parseBindPattern(v.Source, m.workspaceRoot, v.ReadOnly)
-		if err == nil {
-			out = append(out, namedBind{field: fmt.Sprintf("volumes[%d].source", i), bindPattern: p})
+// Matches reports whether a resolved host path is one the pattern names
+// for some values of its variables.
+func (p Pattern) Matches(resolved string) bool {
+	parts := strings.Split(strings.TrimSuffix(path.Clean(resolved), "/"), "/")
+	if len(parts) != len(p.segs)+1 || parts[0] != "" {
+		return false
+	}
+	for i, s := range p.segs {
+		got := parts[i+1]
+		if (s.wild == nil && got != s.lit) || (s.wild != nil && !s.wild.MatchString(got)) {
+			return false
 		}
 	}
-	return out
-}
-
-// checkBindNesting adds a field error for every bind source of t that a
-// writable bind source may contain, within t and against every template in
-// others except t's own earlier version.
-func (m *Manager) checkBindNesting(f *fields, t container.Template, others []container.Template) {
-	mine := m.bindPatterns(t)
-	for _, p := range mine {
-		for _, q := range mine {
-			if p.field != q.field && p.exposes(q.bindPattern) {
-				f.add(q.field, "%q may lie below %q (%s), which this template's containers can write: a container could replace a directory on the way with a symlink to anywhere on the host; make %s read_only or move one of them", q.source, p.source, p.field, p.field)
-			}
-		}
-	}
-	for _, o := range others {
-		if o.Name == t.Name {
-			continue
-		}
-		for _, q := range m.bindPatterns(o) {
-			for _, p := range mine {
-				switch {
-				case p.exposes(q.bindPattern):
-					f.add(p.field, "containers could write %q, which may contain template %q's bind source %q: one of them could replace a directory on the way with a symlink to anywhere on the host; make it read_only or move one of them", p.source, o.Name, q.source)
-				case q.exposes(p.bindPattern):
-					f.add(p.field, "%q may lie below template %q's writable bind source %q: its containers could replace a directory on the way with a symlink to anywhere on the host; move it, or make that one read_only", p.source, o.Name, q.source)
-				}
-			}
-		}
-	}
+	return true
 }

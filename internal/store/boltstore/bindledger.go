@@ -1,0 +1,73 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// keyBindLedger holds the bind ledger in the meta bucket.
+var keyBindLedger = []byte("bind_ledger")
+
+// GetBindLedger returns the stored ledger, or a zero one.
+func (s *Store) GetBindLedger(ctx context.Context) (container.BindLedger, error) {
+	var l container.BindLedger
+	err := s.view(ctx, "get bind ledger", func(tx *bolt.Tx) error {
+		_, err := getJSON(tx.Bucket(bucketMeta), keyBindLedger, &l)
+		return err
+	})
+	if err != nil {
+		return container.BindLedger{}, err
+	}
+	return l, nil
+}
+
+// PutBindLedger replaces the ledger if it is still at l.Version.
+func (s *Store) PutBindLedger(ctx context.Context, l container.BindLedger) (container.BindLedger, error) {
+	var out container.BindLedger
+	err := s.update(ctx, "put bind ledger", func(tx *bolt.Tx) error {
+		var err error
+		out, err = s.putLedger(tx, l)
+		return err
+	})
+	return out, err
+}
+
+// PutTemplateWithLedger writes the template and the ledger in one
+// transaction.
+func (s *Store) PutTemplateWithLedger(ctx context.Context, t container.Template, l container.BindLedger) (container.Template, bool, error) {
+	if t.Name == "" {
+		return container.Template{}, false, fmt.Errorf("boltstore: put template: template has no name")
+	}
+	var created bool
+	err := s.update(ctx, "put template "+t.Name+" with bind ledger", func(tx *bolt.Tx) error {
+		if _, err := s.putLedger(tx, l); err != nil {
+			return err
+		}
+		var err error
+		t, created, err = s.putTemplate(tx, t)
+		return err
+	})
+	if err != nil {
+		return container.Template{}, false, err
+	}
+	return t, created, nil
+}
+
+func (s *Store) putLedger(tx *bolt.Tx, l container.BindLedger) (container.BindLedger, error) {
+	b := tx.Bucket(bucketMeta)
+	var cur container.BindLedger
+	if _, err := getJSON(b, keyBindLedger, &cur); err != nil {
+		return cur, err
+	}
+	if cur.Version != l.Version {
+		return cur, fmt.Errorf("bind ledger at version %d, not %d: %w", cur.Version, l.Version, store.ErrBindLedgerChanged)
+	}
+	l.Version++
+	l.UpdatedAt = s.now().UTC()
+	return l, putJSON(b, keyBindLedger, l)
+}

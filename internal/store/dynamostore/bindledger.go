@@ -1,0 +1,148 @@
+package dynamostore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// bindLedgerName is the counters item holding the bind ledger: one item
+// (its JSON in AttrDoc, its version in AttrLedgerVersion), so a template
+// write and the ledger write commit in one transaction of two items. An
+// item holds 400 KB: thousands of patterns.
+const bindLedgerName = "bind_ledger"
+
+// Attributes of the bind ledger item.
+const (
+	AttrDoc           = "doc"
+	AttrLedgerVersion = "version"
+)
+
+const roleLedger = "bind-ledger"
+
+func ledgerKey() map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrName: strAV(bindLedgerName)}
+}
+
+// GetBindLedger returns the stored ledger, or a zero one.
+func (s *Store) GetBindLedger(ctx context.Context) (container.BindLedger, error) {
+	const op = "get bind ledger"
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.counters), Key: ledgerKey(), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return container.BindLedger{}, fail(op, s.counters, bindLedgerName, err)
+	}
+	var l container.BindLedger
+	if out.Item == nil {
+		return l, nil
+	}
+	doc, ok := out.Item[AttrDoc].(*types.AttributeValueMemberS)
+	if !ok {
+		return l, fmt.Errorf("dynamostore: %s %s: no document", op, s.counters)
+	}
+	if err := json.Unmarshal([]byte(doc.Value), &l); err != nil {
+		return l, fmt.Errorf("dynamostore: %s %s: %w", op, s.counters, err)
+	}
+	return l, nil
+}
+
+// ledgerPut is the put of l at l.Version+1, conditioned on the stored
+// version being l.Version (no item for 0).
+func (s *Store) ledgerPut(t *txn, l container.BindLedger) (container.BindLedger, error) {
+	expect := l.Version
+	l.Version++
+	l.UpdatedAt = s.now().UTC()
+	doc, err := json.Marshal(l)
+	if err != nil {
+		return l, fmt.Errorf("encode bind ledger: %w", err)
+	}
+	item := ledgerKey()
+	item[AttrDoc] = strAV(string(doc))
+	item[AttrLedgerVersion] = &types.AttributeValueMemberN{Value: strconv.FormatInt(l.Version, 10)}
+	cond := notExists(AttrName)
+	if expect > 0 {
+		cond = newExpr()
+		cond.condition = cond.n(AttrLedgerVersion) + " = " + cond.num(expect)
+	}
+	t.put(roleLedger, s.counters, item, cond)
+	return l, nil
+}
+
+// PutBindLedger replaces the ledger if it is still at l.Version.
+func (s *Store) PutBindLedger(ctx context.Context, l container.BindLedger) (container.BindLedger, error) {
+	const op = "put bind ledger"
+	t := &txn{}
+	next, err := s.ledgerPut(t, l)
+	if err != nil {
+		return container.BindLedger{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+	}
+	token := newRequestToken()
+	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
+		out, err := s.run(ctx, t, token.attempt(attempt))
+		switch {
+		case err != nil:
+			return container.BindLedger{}, fail(op, s.counters, bindLedgerName, err)
+		case out == nil:
+			return next, nil
+		case out.failed[roleLedger]:
+			return container.BindLedger{}, failWith(store.ErrBindLedgerChanged, op, s.counters, bindLedgerName)
+		case !out.conflict:
+			return container.BindLedger{}, out.unexpected(op, s.counters, bindLedgerName)
+		}
+		if err := pause(ctx, attempt, errors.New("transaction conflict")); err != nil {
+			return container.BindLedger{}, err
+		}
+	}
+	return container.BindLedger{}, errContention(op, s.counters, bindLedgerName, s.maxAttempts, errors.New("transaction conflict"))
+}
+
+// PutTemplateWithLedger writes the template (bumping its version, as
+// PutTemplate) and the ledger in one transaction.
+func (s *Store) PutTemplateWithLedger(ctx context.Context, t container.Template, l container.BindLedger) (container.Template, bool, error) {
+	const op = "put template with bind ledger"
+	if t.Name == "" {
+		return container.Template{}, false, fmt.Errorf("dynamostore: %s: template has no name", op)
+	}
+	var lost error
+	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
+		if attempt > 1 {
+			if err := pause(ctx, attempt-1, lost); err != nil {
+				return container.Template{}, false, err
+			}
+		}
+		item, cond, created, err := s.templatePut(ctx, t)
+		if err != nil {
+			return container.Template{}, false, err
+		}
+		tx := &txn{}
+		tx.put(roleTemplate, s.templates, item, cond)
+		if _, err := s.ledgerPut(tx, l); err != nil {
+			return container.Template{}, false, fmt.Errorf("dynamostore: %s: %w", op, err)
+		}
+		out, err := s.run(ctx, tx, newRequestToken().attempt(1))
+		switch {
+		case err != nil:
+			return container.Template{}, false, fail(op, s.templates, t.Name, err)
+		case out == nil:
+			stored, err := unmarshalTemplate(item)
+			return stored, created, err
+		case out.failed[roleLedger]:
+			return container.Template{}, false, failWith(store.ErrBindLedgerChanged, op, s.counters, bindLedgerName)
+		case out.failed[roleTemplate], out.conflict:
+			lost = fmt.Errorf("transaction cancelled: %v", out) // another put won; build on its version
+		default:
+			return container.Template{}, false, out.unexpected(op, s.templates, t.Name)
+		}
+	}
+	return container.Template{}, false, errContention(op, s.templates, t.Name, s.maxAttempts, lost)
+}
