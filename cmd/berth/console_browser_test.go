@@ -358,3 +358,28 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the edit did not reach the server: %+v %v", tpl, err)
 	}
 }
+
+// TestConsoleLocalAdmin: on a berth serve with no tokens configured (what
+// `make run` starts), the console asks for no sign-in and shows the local
+// admin's containers, and the start-up output names the console's URL.
+func TestConsoleLocalAdmin(t *testing.T) {
+	e := newServeEnv(t, serveOptions{noTokens: true, noImageRefresh: true})
+	e.start()
+	url := "http://" + e.addr + "/console"
+	if !strings.Contains(e.out.String(), "  console:  "+url+"\n") {
+		t.Errorf("start-up output does not name the console at %s:\n%s", url, e.out)
+	}
+	e.putTemplates()
+	inst := e.instance(e.must(e.call("POST", "/api/containers", "", map[string]string{"template": "sleeper", "name": "quickstart"}), http.StatusAccepted))
+
+	b := newBrowser(t, "http://"+e.addr)
+	b.run("opening the console", 30*time.Second,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS(`#containers a[href="#/containers/`+inst.ID+`"]`)))
+	if s := b.text("#who"); !strings.Contains(s, "local admin") {
+		t.Errorf("header says %q, want the local admin mode", s)
+	}
+	if n := b.eval(`String(document.querySelectorAll("input[name=token]").length)`); n != "0" {
+		t.Errorf("a sign-in form is shown in local admin mode")
+	}
+}
