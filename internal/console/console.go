@@ -55,7 +55,7 @@ func load() {
 	add := func(urlPath string, body []byte, ctype string) {
 		sum := sha256.Sum256(body)
 		var gz bytes.Buffer
-		w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+		w, _ := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
 		_, _ = w.Write(body)
 		_ = w.Close()
 		files[urlPath] = &asset{body: body, gz: gz.Bytes(), contentType: ctype, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
