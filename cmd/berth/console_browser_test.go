@@ -185,6 +185,8 @@ func (b *browser) shot(name string) {
 	if dir == "" {
 		return
 	}
+	// The passing notice would cover part of the page.
+	b.eval(`document.getElementById("status").textContent = ""`)
 	png := get(b, "screenshot "+name, 20*time.Second, chromedp.FullScreenshot(100))
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o600); err != nil {
 		b.t.Error(err)
