@@ -10,7 +10,8 @@ const POLL_MS = 1500;
 // session: how this page reaches the API.
 const session = { token: sessionStorage.getItem(TOKEN_KEY) || "", local: false, admin: false };
 let fsmTable = null;
-// timers holds the current page's pollers; a route change stops them.
+// timers holds the current page's pollers (each {id} of its next
+// setTimeout); a route change stops them.
 let timers = [];
 let routeSeq = 0;
 
@@ -37,7 +38,9 @@ async function api(method, path, body, token = session.token) {
     try { data = JSON.parse(text); } catch { data = { detail: text }; }
   }
   if (!resp.ok) {
-    if (resp.status === 401 && !session.local && location.hash !== "#/signin") {
+    // A token that stopped working (expired, removed from the config):
+    // back to the sign-in page. A probe without a token is not a session.
+    if (resp.status === 401 && token && !session.local && location.hash !== "#/signin") {
       signOut("Your session has ended: sign in again.");
     }
     throw new APIError(resp.status, data);
@@ -104,16 +107,20 @@ function page(title, ...children) {
   return h1;
 }
 
+// every calls fn every ms while the page that started it is shown; a tab
+// in the background asks nothing of the API.
 function every(ms, fn) {
   const seq = routeSeq;
-  let stopped = false;
+  const timer = { id: 0 };
   const tick = async () => {
-    if (stopped || seq !== routeSeq) return;
-    try { await fn(); } catch (e) { /* the next tick tries again */ }
-    if (!stopped && seq === routeSeq) timers.push(setTimeout(tick, ms));
+    if (seq !== routeSeq) return;
+    if (!document.hidden) {
+      try { await fn(); } catch { /* the next tick tries again */ }
+    }
+    if (seq === routeSeq) timer.id = setTimeout(tick, ms);
   };
-  timers.push(setTimeout(tick, ms));
-  return () => { stopped = true; };
+  timer.id = setTimeout(tick, ms);
+  timers.push(timer);
 }
 
 function qs(params) {
@@ -660,7 +667,7 @@ function templateForm(t, isNew) {
 
 function route() {
   routeSeq++;
-  timers.forEach(clearTimeout);
+  timers.forEach((t) => clearTimeout(t.id));
   timers = [];
   const hash = location.hash.replace(/^#/, "") || "/containers";
   const [p, query] = hash.split("?");
