@@ -107,7 +107,7 @@ func TestMethods(t *testing.T) {
 	}
 	resp := get(t, "HEAD", "/console/app.js", nil)
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || len(b) != 0 || resp.Header.Get("Content-Length") == "" {
+	if resp.StatusCode != http.StatusOK || len(b) != 0 || resp.Header.Get("Content-Length") == "" {
 		t.Errorf("HEAD: %d, %d body bytes", resp.StatusCode, len(b))
 	}
 }
@@ -146,7 +146,7 @@ func TestFSMJSONIsTheTable(t *testing.T) {
 
 func TestRedirect(t *testing.T) {
 	w := httptest.NewRecorder()
-	console.Redirect(w, httptest.NewRequest("GET", "/", nil))
+	console.Redirect(w, httptest.NewRequest(http.MethodGet, "/", nil))
 	if w.Code != http.StatusFound || w.Header().Get("Location") != console.Path {
 		t.Errorf("%d %v", w.Code, w.Header())
 	}
