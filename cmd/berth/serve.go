@@ -17,6 +17,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/console"
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/imagestatus"
@@ -262,6 +263,7 @@ func (s *server) printStartup(mode string) {
 		cfgFile = "(none: defaults and BERTH_* environment)"
 	}
 	fmt.Fprintf(s.out, "berth serve: API on http://%s\n", s.listener.Addr())
+	fmt.Fprintf(s.out, "  console:  http://%s%s\n", s.listener.Addr(), console.Path)
 	fmt.Fprintf(s.out, "  config:   %s\n", cfgFile)
 	fmt.Fprintf(s.out, "  store:    %s\n", s.cfg.Store.BoltPath)
 	for _, h := range s.cfg.Docker.Hosts {

@@ -15,6 +15,19 @@ type GroupSummary struct {
 type Group struct {
 	GroupSummary
 	Members []Instance `json:"members"`
+	// Policies are the cleanup policies berth applies to this group's
+	// members, so that a caller can see what a finish or reset will do
+	// before asking for it.
+	Policies *GroupPolicies `json:"policies,omitempty"`
+}
+
+// GroupPolicies are the deployment's group cleanup policies as the API shows
+// them (the container section's DAG keys, under their config names).
+type GroupPolicies struct {
+	DeleteContainerOnNodeSuccess        bool   `json:"delete_container_on_node_success"`
+	DAGNodeCleanupOnFailed              string `json:"dag_node_cleanup_on_failed"`
+	DAGNodeCleanupOnDAGFinished         string `json:"dag_node_cleanup_on_dag_finished"`
+	CleanupDAGNodeContainersBeforeStart bool   `json:"cleanup_dag_node_containers_before_start"`
 }
 
 // MemberAction is what a group finish or reset did to one member.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-io/berth/internal/console"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
 )
@@ -130,6 +131,11 @@ func New(o Options) http.Handler {
 		h.probe("/readyz", h.readyz)
 		h.route("/healthz", map[string]apiFunc{"GET": h.healthz, "HEAD": h.healthz})
 	}
+	// The web console (internal/console): static files that use the API
+	// above like any client; GET / sends a browser there.
+	h.mux.Handle(console.Path, console.Handler())
+	h.mux.Handle(console.Path+"/", console.Handler())
+	h.mux.HandleFunc("GET /{$}", console.Redirect)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, http.StatusNotFound, "Not Found", "no such route: "+r.URL.Path, nil)
 	})

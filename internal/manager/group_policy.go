@@ -37,6 +37,22 @@ func GroupPoliciesFrom(c config.Container) GroupPolicies {
 	}
 }
 
+// view is p as the API shows it: an unset policy is none.
+func (p GroupPolicies) view() container.GroupPolicies {
+	orNone := func(c config.CleanupPolicy) string {
+		if c == "" {
+			return string(config.CleanupNone)
+		}
+		return string(c)
+	}
+	return container.GroupPolicies{
+		DeleteContainerOnNodeSuccess:        p.DeleteOnSuccess,
+		DAGNodeCleanupOnFailed:              orNone(p.OnFailed),
+		DAGNodeCleanupOnDAGFinished:         orNone(p.OnFinished),
+		CleanupDAGNodeContainersBeforeStart: p.ResetAllowed,
+	}
+}
+
 // cleanupOp is the node-policy operation that applies p; ok=false for
 // none (and for an unset policy).
 func cleanupOp(p config.CleanupPolicy) (container.Op, bool) {

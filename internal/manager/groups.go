@@ -115,7 +115,8 @@ func (m *Manager) GetGroup(ctx context.Context, c identity.Caller, owner, group 
 	if len(members) == 0 {
 		return container.Group{}, fmt.Errorf("group %s has no containers: %w", group, ErrNotFound)
 	}
-	return container.Group{GroupSummary: summarize(owner, group, members), Members: members}, nil
+	pol := m.groups.view()
+	return container.Group{GroupSummary: summarize(owner, group, members), Members: members, Policies: &pol}, nil
 }
 
 func validGroupName(g string) bool {

@@ -1,0 +1,722 @@
+// berth console: one module, no dependencies, built only on berth's public
+// API (docs/openapi.yaml). Pages are routed by the URL fragment (#/containers,
+// #/containers/ID, #/groups, #/groups/NAME, #/templates, #/templates/NAME,
+// #/templates/new, #/signin) so that the server serves a single page.
+"use strict";
+
+const TOKEN_KEY = "berth.token";
+const POLL_MS = 1500;
+
+// session: how this page reaches the API.
+const session = { token: sessionStorage.getItem(TOKEN_KEY) || "", local: false, admin: false };
+let fsmTable = null;
+// timers holds the current page's pollers (each {id} of its next
+// setTimeout); a route change stops them.
+let timers = [];
+let routeSeq = 0;
+
+class APIError extends Error {
+  constructor(status, problem) {
+    super((problem && (problem.detail || problem.title)) || "HTTP " + status);
+    this.status = status;
+    this.problem = problem || {};
+  }
+}
+
+async function api(method, path, body, token = session.token) {
+  const headers = { Accept: "application/json" };
+  if (token) headers.Authorization = "Bearer " + token;
+  const init = { method, headers, cache: "no-store" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const resp = await fetch(path, init);
+  let data = null;
+  const text = await resp.text();
+  if (text) {
+    try { data = JSON.parse(text); } catch { data = { detail: text }; }
+  }
+  if (!resp.ok) {
+    // A token that stopped working (expired, removed from the config):
+    // back to the sign-in page. A probe without a token is not a session.
+    if (resp.status === 401 && token && !session.local && location.hash !== "#/signin") {
+      signOut("Your session has ended: sign in again.");
+    }
+    throw new APIError(resp.status, data);
+  }
+  return data;
+}
+
+// el builds an element: el("a", {href: "#"}, "text", child…). Text is always
+// text (never parsed as HTML), so API data cannot inject markup.
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k === "class") e.className = v;
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+const main = () => document.getElementById("main");
+let idSeq = 0;
+const uid = (p) => p + "-" + ++idSeq;
+
+function say(msg) {
+  const s = document.getElementById("status");
+  s.textContent = msg;
+  clearTimeout(say.t);
+  say.t = setTimeout(() => { s.textContent = ""; }, 4000);
+}
+
+function fmtTime(t) {
+  if (!t) return "";
+  const d = new Date(t);
+  return isNaN(d) ? t : d.toLocaleString();
+}
+
+function badge(status) {
+  return el("span", { class: "badge s-" + status }, status);
+}
+
+function problemText(err) {
+  if (!(err instanceof APIError)) return String(err.message || err);
+  const p = err.problem;
+  let s = `${p.title || "Error"} (${err.status})` + (p.detail ? ": " + p.detail : "");
+  if (p.errors && p.errors.length) s += " — " + p.errors.map((f) => `${f.field}: ${f.message}`).join("; ");
+  return s;
+}
+
+function errorBox(err) {
+  return el("p", { class: "error", role: "alert" }, problemText(err));
+}
+
+// page replaces the main area and moves focus to its heading, so that a
+// keyboard or screen reader user lands on the new page.
+function page(title, ...children) {
+  const h1 = el("h1", { tabindex: "-1" }, title);
+  main().replaceChildren(h1, ...children);
+  document.title = title + " · berth";
+  return h1;
+}
+
+// every calls fn every ms while the page that started it is shown; a tab
+// in the background asks nothing of the API.
+function every(ms, fn) {
+  const seq = routeSeq;
+  const timer = { id: 0 };
+  const tick = async () => {
+    if (seq !== routeSeq) return;
+    if (!document.hidden) {
+      try { await fn(); } catch { /* the next tick tries again */ }
+    }
+    if (seq === routeSeq) timer.id = setTimeout(tick, ms);
+  };
+  timer.id = setTimeout(tick, ms);
+  timers.push(timer);
+}
+
+function qs(params) {
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (Array.isArray(v)) v.forEach((x) => x && u.append(k, x));
+    else if (v) u.set(k, v);
+  }
+  const s = u.toString();
+  return s ? "?" + s : "";
+}
+
+// ---- sign-in ----
+
+async function probe(token) {
+  await api("GET", "/api/containers?limit=1", undefined, token);
+}
+
+// detectAdmin asks for another owner's containers: only admins may (any
+// other caller gets a 400), so the answer tells the page which controls to
+// offer. The server checks every write again whatever the page shows.
+async function detectAdmin() {
+  try {
+    await api("GET", "/api/containers?limit=1&owner=" + encodeURIComponent("console-admin-probe-" + Date.now()));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signOut(msg) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  session.token = "";
+  session.admin = false;
+  chrome();
+  location.hash = "#/signin";
+  if (msg) say(msg);
+}
+
+function chrome() {
+  const signedIn = session.local || !!session.token;
+  document.getElementById("nav").hidden = !signedIn;
+  document.getElementById("signout").hidden = !session.token;
+  document.getElementById("who").textContent = session.local
+    ? "local admin (no tokens configured)"
+    : session.token ? (session.admin ? "signed in · admin" : "signed in") : "";
+}
+
+function signInPage() {
+  const tokId = uid("token"), errId = uid("err");
+  const err = el("p", { id: errId, class: "error", role: "alert" });
+  const input = el("input", { id: tokId, type: "password", name: "token", autocomplete: "current-password", required: true,
+    "aria-describedby": errId + " " + tokId + "-hint", size: "40" });
+  const form = el("form", { class: "panel", onsubmit: async (ev) => {
+    ev.preventDefault();
+    err.textContent = "";
+    const tok = input.value.trim();
+    try {
+      await probe(tok);
+    } catch (e) {
+      err.textContent = e.status === 401 ? "That token is not valid here." : problemText(e);
+      input.setAttribute("aria-invalid", "true");
+      input.focus();
+      return;
+    }
+    session.token = tok;
+    sessionStorage.setItem(TOKEN_KEY, tok);
+    session.admin = await detectAdmin();
+    chrome();
+    location.hash = "#/containers";
+  } },
+  el("div", { class: "field" },
+    el("label", { for: tokId }, "API token"),
+    input,
+    el("p", { class: "hint", id: tokId + "-hint" }, "A token from berth serve's auth.tokens. It is kept in this tab only (sessionStorage).")),
+  err,
+  el("button", { type: "submit", class: "primary" }, "Sign in"));
+  page("Sign in to berth", form);
+}
+
+// ---- containers ----
+
+function containersPage(params) {
+  const f = {
+    status: params.getAll("status"), template: params.get("template") || "", group: params.get("group") || "",
+    owner: params.get("owner") || "", cursor: params.get("cursor") || "",
+  };
+  const prev = params.getAll("prev"); // cursors of the pages before this one
+  const createBox = el("div");
+  const listBox = el("div", { "aria-live": "off" });
+  const pager = el("div", { class: "pager" });
+  const filters = filterForm(f);
+  page("Containers", createBox, el("h2", {}, "Your containers" + (session.admin ? " (admins see everyone's with an owner filter)" : "")),
+    filters, listBox, pager);
+  createForm(createBox);
+
+  let last = "";
+  const load = async () => {
+    const body = await api("GET", "/api/containers" + qs({ status: f.status, template: f.template, group: f.group, owner: f.owner, cursor: f.cursor, limit: "20" }));
+    const key = JSON.stringify(body);
+    if (key === last) return;
+    last = key;
+    listBox.replaceChildren(containerTable(body.items || []));
+    const nav = [];
+    if (prev.length) {
+      const p = new URLSearchParams(params);
+      p.delete("prev");
+      prev.slice(0, -1).forEach((c) => p.append("prev", c));
+      p.set("cursor", prev[prev.length - 1]);
+      if (!p.get("cursor")) p.delete("cursor");
+      nav.push(el("a", { href: "#/containers?" + p }, "← Previous page"));
+    }
+    if (body.next_cursor) {
+      const p = new URLSearchParams(params);
+      p.append("prev", f.cursor);
+      p.set("cursor", body.next_cursor);
+      nav.push(el("a", { href: "#/containers?" + p }, "Next page →"));
+    }
+    pager.replaceChildren(...nav);
+  };
+  load().catch((e) => listBox.replaceChildren(errorBox(e)));
+  every(POLL_MS, load);
+}
+
+function filterForm(f) {
+  const ids = { status: uid("f-status"), template: uid("f-template"), group: uid("f-group"), owner: uid("f-owner") };
+  const status = el("select", { id: ids.status, name: "status" }, el("option", { value: "" }, "any"),
+    ...fsmTable.statuses.map((s) => el("option", { value: s, selected: f.status.includes(s) }, s)));
+  const template = el("input", { id: ids.template, name: "template", value: f.template, size: "12" });
+  const group = el("input", { id: ids.group, name: "group", value: f.group, size: "12" });
+  const owner = session.admin ? el("input", { id: ids.owner, name: "owner", value: f.owner, size: "10" }) : null;
+  return el("form", { class: "row panel", role: "search", "aria-label": "Filter containers", onsubmit: (ev) => {
+    ev.preventDefault();
+    location.hash = "#/containers" + qs({ status: status.value, template: template.value.trim(), group: group.value.trim(), owner: owner && owner.value.trim() });
+  } },
+  el("div", { class: "field" }, el("label", { for: ids.status }, "Status"), status),
+  el("div", { class: "field" }, el("label", { for: ids.template }, "Template"), template),
+  el("div", { class: "field" }, el("label", { for: ids.group }, "Group"), group),
+  owner && el("div", { class: "field" }, el("label", { for: ids.owner }, "Owner"), owner),
+  el("button", { type: "submit" }, "Filter"));
+}
+
+function containerTable(items) {
+  if (!items.length) return el("p", { class: "muted" }, "No containers.");
+  const cols = ["Name", "Status", "Template", "Group", "Owner", "Created"];
+  return el("div", { class: "scroll" }, el("table", { class: "cards", id: "containers" },
+    el("thead", {}, el("tr", {}, cols.map((c) => el("th", { scope: "col" }, c)))),
+    el("tbody", {}, items.map((i) => el("tr", { "data-id": i.id },
+      el("td", { "data-label": "Name" }, el("a", { href: "#/containers/" + encodeURIComponent(i.id) }, i.name || i.id)),
+      el("td", { "data-label": "Status" }, badge(i.status)),
+      el("td", { "data-label": "Template" }, i.template),
+      el("td", { "data-label": "Group" }, i.group ? el("a", { href: "#/groups/" + encodeURIComponent(i.group) + (session.admin ? qs({ owner: i.owner }) : "") }, i.group) : ""),
+      el("td", { "data-label": "Owner" }, i.owner),
+      el("td", { "data-label": "Created" }, el("time", { datetime: i.created_at }, fmtTime(i.created_at))))))));
+}
+
+async function createForm(box) {
+  const ids = { tpl: uid("c-template"), name: uid("c-name"), group: uid("c-group") };
+  let templates = [];
+  try {
+    templates = (await api("GET", "/api/templates")).items || [];
+  } catch (e) {
+    box.replaceChildren(errorBox(e));
+    return;
+  }
+  const err = el("div");
+  const tpl = el("select", { id: ids.tpl, name: "template", required: true },
+    templates.map((t) => el("option", { value: t.name }, t.name + (t.description ? " — " + t.description : ""))));
+  const name = el("input", { id: ids.name, name: "name", size: "16", "aria-describedby": ids.name + "-hint" });
+  const group = el("input", { id: ids.group, name: "group", size: "12" });
+  const form = el("form", { class: "panel", "aria-labelledby": ids.tpl + "-h", onsubmit: async (ev) => {
+    ev.preventDefault();
+    err.replaceChildren();
+    const body = { template: tpl.value };
+    if (name.value.trim()) body.name = name.value.trim();
+    if (group.value.trim()) body.group = group.value.trim();
+    try {
+      const inst = await api("POST", "/api/containers", body);
+      say(`Created ${inst.name || inst.id}`);
+      location.hash = "#/containers/" + encodeURIComponent(inst.id);
+    } catch (e) {
+      err.replaceChildren(errorBox(e));
+    }
+  } },
+  el("h2", { id: ids.tpl + "-h" }, "New container"),
+  templates.length ? el("div", { class: "row" },
+    el("div", { class: "field" }, el("label", { for: ids.tpl }, "Template"), tpl),
+    el("div", { class: "field" }, el("label", { for: ids.name }, "Name"), name, el("p", { class: "hint", id: ids.name + "-hint" }, "optional")),
+    el("div", { class: "field" }, el("label", { for: ids.group }, "Group"), group),
+    el("button", { type: "submit", class: "primary" }, "Create")) : el("p", { class: "muted" }, "No templates yet."),
+  err);
+  box.replaceChildren(form);
+}
+
+// why says why an action is not offered from a status.
+function why(action, status) {
+  if (action === "stop" && (status === "stopped" || status === "failed")) return `already ${status}: nothing runs`;
+  if (action === "stop" && (status === "stop_pending" || status === "stopping")) return "already stopping";
+  if (action === "start" && (status === "start_pending" || status === "starting")) return "already starting";
+  if (action === "delete" && (status === "delete_pending" || status === "deleting")) return "already being deleted";
+  return `not allowed from ${status}; wait until it settles`;
+}
+
+function allowed(action, status) {
+  const to = fsmTable.actions[action];
+  return (fsmTable.next[status] || []).includes(to);
+}
+
+function instancePage(id) {
+  const path = "/api/containers/" + encodeURIComponent(id);
+  const head = el("div");
+  const actions = el("div", { class: "actions", role: "group", "aria-label": "Actions" });
+  const confirmBox = el("div");
+  const actErr = el("div");
+  const spec = el("div");
+  const timeline = el("div");
+  const h1 = page("Container", head, actions, confirmBox, actErr, el("h2", {}, "Spec"), spec, el("h2", {}, "Timeline"), timeline);
+  let inst = null, lastVersion = -1, gone = false;
+
+  const doAction = async (action) => {
+    actErr.replaceChildren();
+    confirmBox.replaceChildren();
+    try {
+      const out = action === "delete" ? await api("DELETE", path) : await api("POST", path + "/" + action);
+      say(`${action} requested`);
+      render(out);
+      loadEvents();
+    } catch (e) {
+      actErr.replaceChildren(errorBox(e));
+    }
+  };
+
+  const render = (i) => {
+    inst = i;
+    h1.textContent = i.name || i.id;
+    document.title = h1.textContent + " · berth";
+    head.replaceChildren(el("p", {}, "Status: ", el("span", { id: "inst-status" }, badge(i.status)),
+      i.status_reason ? el("span", { class: "muted" }, " — " + i.status_reason) : ""));
+    if (i.version === lastVersion) return;
+    lastVersion = i.version;
+    actions.replaceChildren(...["start", "stop", "delete"].map((a) => {
+      const ok = allowed(a, i.status);
+      const hint = uid("why");
+      const btn = el("button", { type: "button", id: "action-" + a, class: a === "delete" ? "danger" : "",
+        disabled: !ok, "aria-describedby": ok ? null : hint, onclick: () => {
+          if (a !== "delete") return doAction(a);
+          const yes = el("button", { type: "button", class: "danger", id: "confirm-delete", onclick: () => doAction("delete") }, "Delete it");
+          confirmBox.replaceChildren(el("div", { class: "panel confirm", role: "alertdialog", "aria-label": "Confirm delete" },
+            el("p", {}, `Delete ${i.name || i.id}? Its container is removed; its events stay readable for 7 days.`),
+            el("div", { class: "actions" }, yes, el("button", { type: "button", onclick: () => { confirmBox.replaceChildren(); btn.focus(); } }, "Cancel"))));
+          yes.focus();
+        } }, a === "start" && i.status === "running" ? "Restart" : a[0].toUpperCase() + a.slice(1));
+      return el("div", {}, btn, ok ? "" : el("span", { class: "hint", id: hint }, why(a, i.status)));
+    }));
+    const rows = [["ID", i.id], ["Owner", i.owner], ["Template", i.template],
+      ["Group", i.group ? el("a", { href: "#/groups/" + encodeURIComponent(i.group) + (session.admin ? qs({ owner: i.owner }) : "") }, i.group) : "—"],
+      ["Runtime", i.runtime], ["Image", i.image], ["Runtime ID", i.runtime_id], ["Node", i.runtime_node_name],
+      ["Exit code", i.exit_code], ["Created", fmtTime(i.created_at)], ["Started", fmtTime(i.started_at)],
+      ["Finished", fmtTime(i.finished_at)], ["Updated", fmtTime(i.updated_at)], ["Version", i.version]];
+    if (i.labels && Object.keys(i.labels).length) rows.push(["Labels", Object.entries(i.labels).map(([k, v]) => k + "=" + v).join(", ")]);
+    if (i.endpoints && i.endpoints.length) rows.push(["Endpoints", i.endpoints.map((e) => JSON.stringify(e)).join(", ")]);
+    spec.replaceChildren(el("dl", { class: "spec" }, rows.filter(([, v]) => v !== undefined && v !== null && v !== "")
+      .map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
+  };
+
+  const loadEvents = async () => {
+    const items = [];
+    let cursor = "";
+    for (let n = 0; n < 20; n++) {
+      const page = await api("GET", path + "/events" + qs({ cursor, limit: "100" }));
+      items.push(...(page.items || []));
+      if (!page.next_cursor) break;
+      cursor = page.next_cursor;
+    }
+    timeline.replaceChildren(items.length ? el("ol", { class: "timeline", id: "timeline" }, items.map((e) => el("li", {},
+      el("span", { class: "ev" }, e.type), " ",
+      e.from || e.to ? el("span", {}, `${e.from || "·"} → ${e.to || "·"}`) : "", el("br"),
+      el("time", { datetime: e.at }, fmtTime(e.at)),
+      e.message ? el("span", {}, " — " + e.message) : "",
+      e.exit_code !== undefined && e.exit_code !== null ? el("span", {}, ` (exit ${e.exit_code})`) : ""))) : el("p", { class: "muted" }, "No events."));
+  };
+
+  const load = async () => {
+    if (gone) return;
+    try {
+      const i = await api("GET", path);
+      const changed = i.version !== lastVersion;
+      render(i);
+      if (changed) await loadEvents();
+    } catch (e) {
+      if (e.status === 404 && inst) {
+        gone = true;
+        head.replaceChildren(el("p", { id: "inst-status" }, badge("deleted"), " This container has been deleted."));
+        actions.replaceChildren();
+        confirmBox.replaceChildren();
+        await loadEvents();
+        return;
+      }
+      throw e;
+    }
+  };
+  load().catch((e) => { head.replaceChildren(errorBox(e)); });
+  every(POLL_MS, load);
+}
+
+// ---- groups ----
+
+function groupsPage(params) {
+  const owner = params.get("owner") || "";
+  const cursor = params.get("cursor") || "";
+  const box = el("div"), pager = el("div", { class: "pager" });
+  page("Groups", box, pager);
+  const load = async () => {
+    const body = await api("GET", "/api/groups" + qs({ owner, cursor, limit: "50" }));
+    const items = body.items || [];
+    box.replaceChildren(items.length ? el("div", { class: "scroll" }, el("table", { class: "cards" },
+      el("thead", {}, el("tr", {}, ["Group", "Owner", "Members", "By status"].map((c) => el("th", { scope: "col" }, c)))),
+      el("tbody", {}, items.map((g) => el("tr", {},
+        el("td", { "data-label": "Group" }, el("a", { href: "#/groups/" + encodeURIComponent(g.group) + (session.admin ? qs({ owner: g.owner }) : "") }, g.group)),
+        el("td", { "data-label": "Owner" }, g.owner),
+        el("td", { "data-label": "Members" }, g.total),
+        el("td", { "data-label": "By status" }, countsText(g.counts))))))) : el("p", { class: "muted" }, "No groups. A group is the containers created with the same group name."));
+    pager.replaceChildren(body.next_cursor ? el("a", { href: "#/groups" + qs({ owner, cursor: body.next_cursor }) }, "Next page →") : "");
+  };
+  load().catch((e) => box.replaceChildren(errorBox(e)));
+  every(3000, load);
+}
+
+function countsText(counts) {
+  return Object.entries(counts || {}).filter(([, n]) => n).map(([s, n]) => `${s} ${n}`).join(", ");
+}
+
+function groupPage(name, params) {
+  const owner = params.get("owner") || "";
+  const path = "/api/groups/" + encodeURIComponent(name);
+  const q = qs({ owner });
+  const policyBox = el("div"), controls = el("div"), confirmBox = el("div"), result = el("div"), members = el("div");
+  page("Group " + name, policyBox, controls, confirmBox, result, el("h2", {}, "Members by status"), members);
+  let g = null, last = "";
+
+  const ask = (what, text, run) => {
+    const yes = el("button", { type: "button", class: "danger", id: "confirm-" + what, onclick: run }, "Confirm " + what);
+    confirmBox.replaceChildren(el("div", { class: "panel confirm", role: "alertdialog", "aria-label": "Confirm " + what },
+      el("p", {}, text), el("div", { class: "actions" }, yes,
+        el("button", { type: "button", onclick: () => confirmBox.replaceChildren() }, "Cancel"))));
+    yes.focus();
+  };
+  const showResult = (r) => {
+    confirmBox.replaceChildren();
+    result.replaceChildren(el("div", { class: "panel", role: "status" }, el("h2", {}, `Policy applied: ${r.policy}` + (r.outcome ? ` (outcome ${r.outcome})` : "")),
+      el("ul", {}, (r.members || []).map((m) => el("li", {}, `${m.name || m.id}: ${m.action} (was ${m.status})`)))));
+    load();
+  };
+
+  const renderControls = () => {
+    const p = g.policies || {};
+    policyBox.replaceChildren(el("div", { class: "panel" }, el("h2", {}, "Cleanup policies"), el("dl", { class: "spec" },
+      el("dt", {}, "On finish"), el("dd", {}, `dag_node_cleanup_on_dag_finished: ${p.dag_node_cleanup_on_dag_finished || "unknown"}`),
+      el("dt", {}, "On a failed member"), el("dd", {}, `dag_node_cleanup_on_failed: ${p.dag_node_cleanup_on_failed || "unknown"}`),
+      el("dt", {}, "On a member's success"), el("dd", {}, `delete_container_on_node_success: ${p.delete_container_on_node_success}`),
+      el("dt", {}, "Reset"), el("dd", {}, `cleanup_dag_node_containers_before_start: ${p.cleanup_dag_node_containers_before_start}`))));
+    const outId = uid("outcome"), resetWhy = uid("why");
+    const outcome = el("select", { id: outId }, ["succeeded", "failed", "cancelled"].map((o) => el("option", { value: o }, o)));
+    const resetOK = !!p.cleanup_dag_node_containers_before_start;
+    controls.replaceChildren(el("div", { class: "row panel" },
+      el("div", { class: "field" }, el("label", { for: outId }, "Outcome"), outcome),
+      el("button", { type: "button", id: "group-finish", onclick: () => ask("finish",
+        `Finish ${name} as ${outcome.value}: the policy "${p.dag_node_cleanup_on_dag_finished || "none"}" is applied to all ${g.total} members; members still queued are cancelled.`,
+        async () => { try { showResult(await api("POST", path + "/finish" + q, { outcome: outcome.value })); } catch (e) { confirmBox.replaceChildren(errorBox(e)); } }) }, "Finish…"),
+      el("div", {}, el("button", { type: "button", id: "group-reset", disabled: !resetOK, "aria-describedby": resetOK ? null : resetWhy, onclick: () => ask("reset",
+        `Reset ${name}: every one of its ${g.total} members is deleted, queued ones included.`,
+        async () => { try { showResult(await api("POST", path + "/reset" + q)); } catch (e) { confirmBox.replaceChildren(errorBox(e)); } }) }, "Reset…"),
+      resetOK ? "" : el("p", { class: "hint", id: resetWhy }, "cleanup_dag_node_containers_before_start is false on this berth"))));
+  };
+
+  const load = async () => {
+    try {
+      g = await api("GET", path + q);
+    } catch (e) {
+      if (e.status === 404) { members.replaceChildren(el("p", { class: "muted" }, "This group has no containers.")); controls.replaceChildren(); return; }
+      throw e;
+    }
+    const key = JSON.stringify(g);
+    if (key === last) return;
+    const first = !last;
+    last = key;
+    if (first) renderControls();
+    const by = new Map();
+    for (const m of g.members || []) {
+      if (!by.has(m.status)) by.set(m.status, []);
+      by.get(m.status).push(m);
+    }
+    members.replaceChildren(...fsmTable.statuses.filter((s) => by.has(s)).map((s) => el("section", {},
+      el("h3", {}, badge(s), ` ${by.get(s).length}`),
+      el("ul", {}, by.get(s).map((m) => el("li", {}, el("a", { href: "#/containers/" + encodeURIComponent(m.id) }, m.name || m.id),
+        m.status_reason ? el("span", { class: "muted" }, " — " + m.status_reason) : ""))))));
+  };
+  load().catch((e) => members.replaceChildren(errorBox(e)));
+  every(2000, load);
+}
+
+// ---- templates ----
+
+async function templatesPage() {
+  const box = el("div");
+  page("Templates", session.admin ? el("p", {}, el("a", { href: "#/templates/new", id: "new-template" }, "New template")) : "", box);
+  try {
+    const items = (await api("GET", "/api/templates")).items || [];
+    box.replaceChildren(items.length ? el("div", { class: "scroll" }, el("table", { class: "cards" },
+      el("thead", {}, el("tr", {}, ["Name", "Runtime", "Image", "Description"].map((c) => el("th", { scope: "col" }, c)))),
+      el("tbody", {}, items.map((t) => el("tr", {},
+        el("td", { "data-label": "Name" }, el("a", { href: "#/templates/" + encodeURIComponent(t.name) }, t.name)),
+        el("td", { "data-label": "Runtime" }, t.runtime),
+        el("td", { "data-label": "Image" }, t.image),
+        el("td", { "data-label": "Description" }, t.description || "")))))) : el("p", { class: "muted" }, "No templates."));
+  } catch (e) {
+    box.replaceChildren(errorBox(e));
+  }
+}
+
+// The form's own fields; every other template field is edited as JSON.
+const FORM_FIELDS = ["description", "runtime", "image", "pull_policy", "command", "args", "workdir", "env", "user_env"];
+const READ_ONLY = ["name", "version", "updated_at", "image_status"];
+
+async function templatePage(name) {
+  const isNew = name === "new";
+  let t = { runtime: "docker", pull_policy: "IfNotPresent" };
+  if (!isNew) {
+    try {
+      t = await api("GET", "/api/templates/" + encodeURIComponent(name));
+    } catch (e) {
+      page("Template " + name, errorBox(e));
+      return;
+    }
+  }
+  const read = isNew ? "" : el("div", {}, el("dl", { class: "spec" },
+    [["Runtime", t.runtime], ["Image", t.image], ["Pull policy", t.pull_policy], ["Command", (t.command || []).join(" ")],
+      ["Args", (t.args || []).join(" ")], ["Workdir", t.workdir], ["Version", t.version], ["Updated", fmtTime(t.updated_at)]]
+      .filter(([, v]) => v !== undefined && v !== "").map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])),
+    el("h2", {}, "Whole template"), el("pre", { tabindex: "0", "aria-label": "Template as JSON" }, JSON.stringify(t, null, 2)));
+  if (!session.admin) {
+    page("Template " + name, read);
+    return;
+  }
+  page(isNew ? "New template" : "Template " + name, read, templateForm(t, isNew));
+}
+
+function templateForm(t, isNew) {
+  const inputs = {};
+  const errs = {};
+  const field = (key, label, control, hint) => {
+    const id = "t-" + key;
+    const errId = id + "-err", hintId = id + "-hint";
+    control.id = id;
+    control.name = key;
+    control.setAttribute("aria-describedby", (hint ? hintId + " " : "") + errId);
+    inputs[key] = control;
+    errs[key] = el("p", { class: "error", id: errId });
+    return el("div", { class: "field" }, el("label", { for: id }, label), control, hint ? el("p", { class: "hint", id: hintId }, hint) : "", errs[key]);
+  };
+  const lines = (a) => (a || []).join("\n");
+  const kv = (o) => Object.entries(o || {}).map(([k, v]) => k + "=" + v).join("\n");
+  const rest = {};
+  for (const [k, v] of Object.entries(t)) if (!FORM_FIELDS.includes(k) && !READ_ONLY.includes(k)) rest[k] = v;
+  const nameIn = isNew ? field("name", "Name", el("input", { required: true, size: "24" }), "letters, digits, - and _") : "";
+  const form = el("form", { class: "panel", novalidate: true, onsubmit: async (ev) => {
+    ev.preventDefault();
+    for (const k of Object.keys(errs)) { errs[k].textContent = ""; inputs[k].removeAttribute("aria-invalid"); }
+    formErr.replaceChildren();
+    let body;
+    try {
+      body = JSON.parse(inputs.other.value.trim() || "{}");
+    } catch (e) {
+      return mark([{ field: "other", message: "not valid JSON: " + e.message }]);
+    }
+    const target = isNew ? inputs.name.value.trim() : t.name;
+    if (!target) return mark([{ field: "name", message: "is required" }]);
+    const split = (s) => s.split("\n").map((x) => x.trim()).filter(Boolean);
+    Object.assign(body, {
+      description: inputs.description.value, runtime: inputs.runtime.value, image: inputs.image.value.trim(),
+      pull_policy: inputs.pull_policy.value, command: split(inputs.command.value), args: split(inputs.args.value),
+      workdir: inputs.workdir.value.trim(), user_env: split(inputs.user_env.value),
+      env: Object.fromEntries(split(inputs.env.value).map((l) => { const i = l.indexOf("="); return i < 0 ? [l, ""] : [l.slice(0, i), l.slice(i + 1)]; })),
+    });
+    try {
+      await api("PUT", "/api/templates/" + encodeURIComponent(target), body);
+      say(`Template ${target} saved`);
+      if (isNew) location.hash = "#/templates/" + encodeURIComponent(target);
+      else route();
+    } catch (e) {
+      if ((e.status === 422 || e.status === 400) && e.problem.errors && e.problem.errors.length) mark(e.problem.errors);
+      else formErr.replaceChildren(errorBox(e));
+    }
+  } },
+  el("h2", {}, isNew ? "Create" : "Edit"),
+  nameIn,
+  field("description", "Description", el("input", { value: t.description || "", size: "40" })),
+  field("runtime", "Runtime", el("select", {}, ["docker", "kubernetes"].map((r) => el("option", { value: r, selected: t.runtime === r }, r)))),
+  field("image", "Image", el("input", { value: t.image || "", size: "40", required: true })),
+  field("pull_policy", "Pull policy", el("select", {}, ["IfNotPresent", "Always", "Never"].map((r) => el("option", { value: r, selected: t.pull_policy === r }, r)))),
+  field("command", "Command", el("textarea", { rows: "3" }, lines(t.command)), "one argument a line"),
+  field("args", "Args", el("textarea", { rows: "2" }, lines(t.args)), "one argument a line"),
+  field("workdir", "Workdir", el("input", { value: t.workdir || "", size: "30" })),
+  field("env", "Env", el("textarea", { rows: "3" }, kv(t.env)), "NAME=value, one a line"),
+  field("user_env", "User env", el("textarea", { rows: "2" }, lines(t.user_env)), "variables users may set, one a line"),
+  field("other", "Other fields (JSON)", el("textarea", { rows: "6" }, JSON.stringify(rest, null, 2)), "volumes, ports, resources, scheduling, labels, secret_env"),
+  el("div", { class: "actions" }, el("button", { type: "submit", class: "primary", id: "template-save" }, isNew ? "Create template" : "Save template"),
+    isNew ? "" : el("button", { type: "button", class: "danger", id: "template-delete", onclick: () => {
+      const yes = el("button", { type: "button", class: "danger", id: "confirm-template-delete", onclick: async () => {
+        try {
+          await api("DELETE", "/api/templates/" + encodeURIComponent(t.name));
+          say(`Template ${t.name} deleted`);
+          location.hash = "#/templates";
+        } catch (e) { formErr.replaceChildren(errorBox(e)); }
+      } }, "Delete it");
+      formErr.replaceChildren(el("div", { class: "panel confirm", role: "alertdialog", "aria-label": "Confirm template delete" },
+        el("p", {}, `Delete template ${t.name}? Existing containers keep their spec.`), yes));
+      yes.focus();
+    } }, "Delete template")));
+  const formErr = el("div");
+  form.append(formErr);
+
+  // mark shows each field error at its field (a nested field such as
+  // resources.cpu or volumes[0].target at the JSON box) and focuses the first.
+  function mark(list) {
+    let first = null;
+    const rest = [];
+    for (const fe of list) {
+      const top = String(fe.field || "").split(/[.[]/)[0];
+      const key = inputs[top] ? top : inputs.other && !FORM_FIELDS.includes(top) && top ? "other" : null;
+      if (!key) { rest.push(fe); continue; }
+      errs[key].textContent = (errs[key].textContent ? errs[key].textContent + "; " : "") + (key === top ? fe.message : `${fe.field}: ${fe.message}`);
+      inputs[key].setAttribute("aria-invalid", "true");
+      first = first || inputs[key];
+    }
+    if (rest.length) formErr.replaceChildren(el("p", { class: "error", role: "alert" }, rest.map((f) => `${f.field}: ${f.message}`).join("; ")));
+    else say("The template was not saved: see the marked fields");
+    if (first) first.focus();
+  }
+  return form;
+}
+
+// ---- router ----
+
+function route() {
+  routeSeq++;
+  timers.forEach((t) => clearTimeout(t.id));
+  timers = [];
+  const hash = location.hash.replace(/^#/, "") || "/containers";
+  const [p, query] = hash.split("?");
+  const params = new URLSearchParams(query || "");
+  const parts = p.split("/").filter(Boolean).map(decodeURIComponent);
+  for (const a of document.querySelectorAll("#nav a")) {
+    if (("#/" + parts[0]) === a.getAttribute("href")) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  if (!session.local && !session.token && parts[0] !== "signin") {
+    location.hash = "#/signin";
+    return;
+  }
+  switch (parts[0]) {
+    case "signin": return signInPage();
+    case "groups": return parts[1] ? groupPage(parts[1], params) : groupsPage(params);
+    case "templates": return parts[1] ? templatePage(parts[1]) : templatesPage();
+    case "containers":
+    default:
+      return parts[1] ? instancePage(parts[1]) : containersPage(params);
+  }
+}
+
+async function boot() {
+  document.getElementById("signout").addEventListener("click", () => signOut("Signed out."));
+  try {
+    const r = await fetch("/console/fsm.json");
+    fsmTable = await r.json();
+  } catch (e) {
+    page("berth console", errorBox(e));
+    return;
+  }
+  // With no tokens configured, berth serve answers every request as its
+  // local admin: an unauthenticated probe tells.
+  if (session.token) {
+    try { await probe(session.token); } catch { session.token = ""; sessionStorage.removeItem(TOKEN_KEY); }
+  }
+  if (!session.token) {
+    try { await probe(""); session.local = true; } catch { session.local = false; }
+  }
+  if (session.local || session.token) session.admin = await detectAdmin();
+  chrome();
+  window.addEventListener("hashchange", () => {
+    route();
+    const h = main().querySelector("h1");
+    if (h) h.focus();
+  });
+  route();
+  document.body.dataset.ready = "true";
+}
+
+boot();
