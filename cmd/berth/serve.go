@@ -210,6 +210,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	handler := httpapi.New(httpapi.Options{
 		Manager: s.manager, Auth: auth, Logger: log, BodyLimit: cfg.Server.RequestBodyLimit,
 		WaitMax: cfg.Server.WaitMax, MaxWaiters: cfg.Server.MaxWaiters, Health: s.health,
+		Logs: s.runtimes,
 	})
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.Server.Addr)
 	if err != nil {
