@@ -72,7 +72,7 @@ func TestServeLogs(t *testing.T) {
 
 	// NDJSON, by Accept or by format=.
 	for _, how := range []string{"accept", "format"} {
-		req, _ := http.NewRequest("GET", "http://"+e.addr+p+"?tail=2&stream=both", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+e.addr+p+"?tail=2&stream=both", nil)
 		req.Header.Set("Authorization", "Bearer "+aliceToken)
 		if how == "accept" {
 			req.Header.Set("Accept", "application/x-ndjson")
