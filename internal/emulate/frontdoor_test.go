@@ -2,6 +2,7 @@ package emulate_test
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,17 @@ func TestFrontDoor(t *testing.T) {
 		}
 		if r := st.do(http.MethodPut, "/api/templates/x", aliceToken, map[string]any{"runtime": "docker", "image": "x"}); r.status != http.StatusForbidden {
 			t.Errorf("alice puts a template: %d %s", r.status, r.body)
+		}
+	})
+	t.Run("logs are not served by the api function", func(t *testing.T) {
+		// The api function holds no runtime client: the route answers 501
+		// saying where logs are served (docs/api.md, Logs); others still 404.
+		r := st.do(http.MethodGet, "/api/containers/"+aliceID+"/logs?tail=10", aliceToken, nil)
+		if detail, _ := r.json(t)["detail"].(string); r.status != http.StatusNotImplemented || !strings.Contains(detail, "berth serve") {
+			t.Errorf("logs on the emulated stack: %d %s, want 501 naming berth serve", r.status, r.body)
+		}
+		if r := st.do(http.MethodGet, "/api/containers/"+aliceID+"/logs", bobToken, nil); r.status != http.StatusNotFound {
+			t.Errorf("bob reads alice's logs: %d %s", r.status, r.body)
 		}
 	})
 	t.Run("bad input", func(t *testing.T) {

@@ -54,6 +54,9 @@ type Options struct {
 	// has served at once, so that one caller cannot take all MaxWaiters;
 	// beyond it a wait is 429 with Retry-After. Zero or less: no cap.
 	MaxWaitersPerCaller int
+	// Logs serves GET /api/containers/{id}/logs; nil answers it 501 (the
+	// api function on AWS, which holds no runtime client).
+	Logs LogSource
 }
 
 type handler struct {
@@ -63,6 +66,7 @@ type handler struct {
 	bodyLimit  int64
 	waitMax    time.Duration
 	health     HealthFunc
+	logs       LogSource
 	retryAfter time.Duration
 	// waiters caps the GET /wait calls served at once.
 	waiters *waiterLimits
@@ -95,7 +99,7 @@ func Routes(h http.Handler) []Route {
 // New returns the API handler.
 func New(o Options) http.Handler {
 	h := &handler{m: o.Manager, auth: o.Auth, log: o.Logger, bodyLimit: o.BodyLimit, waitMax: o.WaitMax,
-		health: o.Health, retryAfter: o.RetryAfter, mux: http.NewServeMux()}
+		health: o.Health, logs: o.Logs, retryAfter: o.RetryAfter, mux: http.NewServeMux()}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -117,6 +121,7 @@ func New(o Options) http.Handler {
 	h.route("/api/containers/{id}/stop", map[string]apiFunc{"POST": h.stopContainer})
 	h.route("/api/containers/{id}/wait", map[string]apiFunc{"GET": h.waitContainer})
 	h.route("/api/containers/{id}/events", map[string]apiFunc{"GET": h.listEvents})
+	h.route("/api/containers/{id}/logs", map[string]apiFunc{"GET": h.containerLogs})
 	h.route("/api/groups", map[string]apiFunc{"GET": h.listGroups})
 	h.route("/api/groups/{group}", map[string]apiFunc{"GET": h.getGroup})
 	h.route("/api/groups/{group}/finish", map[string]apiFunc{"POST": h.finishGroup})
@@ -244,6 +249,10 @@ func (s *statusRecorder) WriteHeader(code int) {
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (a logs follow
+// flushes and lifts the write deadline).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	s.wrote = true

@@ -68,9 +68,22 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		tl *tooLarge
 		ve *manager.ValidationError
 		se *manager.StateError
+		lp *logsProblem
 	)
 	retry := int(h.retryAfter.Seconds())
 	switch {
+	case errors.As(err, &lp):
+		if lp.status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", strconv.Itoa(retry))
+		}
+		writeProblem(w, r, lp.status, lp.title, lp.detail, func(p *Problem) {
+			switch lp.status {
+			case http.StatusConflict:
+				p.CurrentStatus = lp.current.Status
+			case http.StatusServiceUnavailable:
+				p.RetryAfterSeconds = retry
+			}
+		})
 	case errors.As(err, &br):
 		writeProblem(w, r, http.StatusBadRequest, "Bad Request", br.msg, func(p *Problem) { p.Errors = br.fields })
 	case errors.Is(err, store.ErrInvalidCursor):

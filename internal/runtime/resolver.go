@@ -71,3 +71,18 @@ func (r *Resolver) Place(ctx context.Context, inst container.Instance) (Runtime,
 	}
 	return rt, node, nil
 }
+
+// Logs reads what inst's container printed, through its runtime's
+// LogReader (the LogReader contract, addressed by instance). A runtime
+// that cannot read logs is ErrInvalid.
+func (r *Resolver) Logs(ctx context.Context, inst container.Instance, opts LogOptions, fn func(LogLine) error) error {
+	rt, err := r.ForInstance(inst)
+	if err != nil {
+		return err
+	}
+	lr, ok := rt.(LogReader)
+	if !ok {
+		return Errorf(ErrInvalid, "logs", inst.ID, inst.RuntimeNodeName, "the %s runtime cannot read logs", rt.Kind())
+	}
+	return lr.Logs(ctx, RefOf(inst), opts, fn)
+}

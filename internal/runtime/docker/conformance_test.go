@@ -22,3 +22,15 @@ func TestConformance(t *testing.T) {
 		}
 	})
 }
+
+// TestLogsConformance runs the LogReader contract's cases that read what a
+// container printed.
+func TestLogsConformance(t *testing.T) {
+	runtimetest.RunLogs(t, func(t *testing.T) runtimetest.Harness {
+		e := newEngine(t)
+		return runtimetest.Harness{
+			Runtime:  e.Runtime,
+			Printing: func(_ *testing.T, script string) container.Instance { return e.instance(script) },
+		}
+	})
+}

@@ -28,6 +28,9 @@ type Harness struct {
 	// Exiting returns a new instance whose container ends by itself, soon
 	// after it started, with code.
 	Exiting func(t *testing.T, code int) container.Instance
+	// Printing returns a new instance whose container runs script with
+	// `sh -c` and ends when it does. RunLogs needs it; Run does not.
+	Printing func(t *testing.T, script string) container.Instance
 	// Timeout bounds each case. Defaults to 90 s.
 	Timeout time.Duration
 }
@@ -45,6 +48,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ExitCodes", testExitCodes},
 		{"WatchReportsLifecycle", testWatch},
 		{"MissingObject", testMissing},
+		{"LogsOfMissingObject", testLogsMissing},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/berth-io/berth/internal/client"
+)
+
+// cliLogsCommand is `berth containers logs`.
+func cliLogsCommand() cliCommand {
+	return cliCommand{group: "containers", name: "logs",
+		synopsis: "ID [-f] [--tail N] [--since D] [--stream stdout|stderr|both] [--timestamps]",
+		summary:  "show what a container printed",
+		details: `--since takes an RFC 3339 time or a duration (10m: the last ten minutes). -f follows the
+output until the container ends (or Ctrl-C); it needs berth serve (API Gateway answers 501). Without
+-f, every line is printed: an answer the server cut at its bound (10,000 lines / 1 MiB) is followed by
+the next one from where it stopped.`,
+		run: cliContainersLogs}
+}
+
+func cliContainersLogs(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	var o client.LogsOptions
+	fs.BoolVar(&o.Follow, "f", false, "follow the output until the container ends")
+	fs.BoolVar(&o.Follow, "follow", false, "the same as -f")
+	fs.IntVar(&o.Tail, "tail", 0, "only the last `N` lines (1-10000)")
+	fs.StringVar(&o.Since, "since", "", "only lines from `D` on: an RFC 3339 time or a duration (10m)")
+	fs.StringVar(&o.Stream, "stream", "", "stdout, stderr or both (default both)")
+	fs.BoolVar(&o.Timestamps, "timestamps", false, "start each line with its time")
+	pos, err := app.parse(fs, args, "ID")
+	if err != nil {
+		return err
+	}
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	for {
+		next, err := c.Logs(ctx, pos[0], o, app.stdout)
+		if err != nil || next == "" || next == o.Since {
+			return err
+		}
+		// The rest, from the first line the server left out; the tail
+		// window, if any, is what was asked and is read to its end.
+		o.Since, o.Tail = next, 0
+	}
+}
