@@ -483,8 +483,11 @@ func TestTemplateQueuesAndConcurrency(t *testing.T) {
 
 	// The create limit.
 	cw := c.resource("CreateWorkerFunction", "AWS::Serverless::Function")
-	if paramOf(cw["ReservedConcurrentExecutions"]) != conc {
+	if paramOf(c.reservedConcurrency(cw)) != conc {
 		t.Errorf("CreateWorker reserved concurrency %v, want !Ref %s", cw["ReservedConcurrentExecutions"], conc)
+	}
+	if r := c.reservedConcurrency(c.resource("ReconcilerFunction", "AWS::Serverless::Function")); r != 1.0 {
+		t.Errorf("reconciler reserved concurrency %v, want 1 (one pass at a time)", r)
 	}
 	m := c.resource("CreateWorkerQueueMapping", "AWS::Lambda::EventSourceMapping")
 	if paramOf(m["FunctionName"]) != "CreateWorkerFunction" || m["BatchSize"] != 1.0 {
@@ -506,6 +509,28 @@ func TestTemplateQueuesAndConcurrency(t *testing.T) {
 	if to, _ := api["Timeout"].(float64); time.Duration(to)*time.Second <= config.Default().Server.WaitMax || to > 30 {
 		t.Errorf("ApiFunction timeout %v s: want more than wait_max (%s) and at most API Gateway's 30 s", to, config.Default().Server.WaitMax)
 	}
+}
+
+// reservedConcurrency is a function's ReservedConcurrentExecutions when
+// UseReservedConcurrency is true; it fails unless the property is
+// !If [ReserveConcurrency, value, !Ref AWS::NoValue] with that condition
+// testing the parameter, so that UseReservedConcurrency=false leaves the
+// function unreserved (a new account's quota has no room for a reservation).
+func (c *cfnTemplate) reservedConcurrency(fn map[string]any) any {
+	c.t.Helper()
+	l := asList(asMap(fn["ReservedConcurrentExecutions"])["Fn::If"])
+	if len(l) != 3 || paramOf(l[2]) != "AWS::NoValue" {
+		c.t.Errorf("ReservedConcurrentExecutions %v: want !If [ReserveConcurrency, value, !Ref AWS::NoValue]", fn["ReservedConcurrentExecutions"])
+		return nil
+	}
+	cond := asList(asMap(asMap(c.doc["Conditions"])[scalar(l[0])])["Fn::Equals"])
+	if len(cond) != 2 || paramOf(cond[0]) != "UseReservedConcurrency" || scalar(cond[1]) != "true" {
+		c.t.Errorf("condition %v: %v, want UseReservedConcurrency = true", l[0], cond)
+	}
+	if d := scalar(c.param("UseReservedConcurrency")["Default"]); d != "true" {
+		c.t.Errorf("UseReservedConcurrency defaults to %q, want true", d)
+	}
+	return l[1]
 }
 
 // TestTemplateDispatch: the stream mapping is bounded and ends in a queue

@@ -39,6 +39,11 @@ type Props struct {
 	CreateQueueMaxConcurrency int
 	// CreateQueueMaxPending is container.create_queue_max_pending. Defaults to config's.
 	CreateQueueMaxPending int
+	// UseReservedConcurrency reserves the create worker's concurrency (CreateQueueMaxConcurrency)
+	// and the reconciler's (1). Off, the stack deploys into an account whose quota cannot spare
+	// them (Lambda keeps 100 executions unreserved), and the create mapping's maximum
+	// concurrency holds the create limit (docs/deploy.md). Defaults to true.
+	UseReservedConcurrency bool
 	// CreateStartTimeoutSeconds is container.create_start_timeout; one of
 	// CreateStartTimeoutChoices, from which the workers' timeouts and the queues' visibility
 	// follow. Defaults to config's.
@@ -120,6 +125,7 @@ func DefaultProps() Props {
 		AdminGroup:                c.Auth.AdminGroup,
 		CreateQueueMaxConcurrency: c.Container.CreateQueueMaxConcurrency,
 		CreateQueueMaxPending:     c.Container.CreateQueueMaxPending,
+		UseReservedConcurrency:    true,
 		CreateStartTimeoutSeconds: int(c.Container.CreateStartTimeout.Seconds()),
 		MaxAttempts:               c.Container.MaxAttempts,
 		StopGracePeriodSeconds:    int(c.Container.StopGracePeriod.Seconds()),
@@ -162,6 +168,7 @@ const (
 	ParamAdminGroup                = "AdminGroup"
 	ParamCreateQueueMaxConcurrency = "CreateQueueMaxConcurrency"
 	ParamCreateQueueMaxPending     = "CreateQueueMaxPending"
+	ParamUseReservedConcurrency    = "UseReservedConcurrency"
 	ParamCreateStartTimeoutSeconds = "CreateStartTimeoutSeconds"
 	ParamMaxAttempts               = "MaxAttempts"
 	ParamStopGracePeriodSeconds    = "StopGracePeriodSeconds"
@@ -188,7 +195,8 @@ func ParamNames() []string {
 		ParamCreateQueueMaxConcurrency, ParamCreateQueueMaxPending, ParamCreateStartTimeoutSeconds, ParamMaxAttempts,
 		ParamStopGracePeriodSeconds, ParamOutboxSweepAfterSeconds, ParamOrphanGraceSeconds, ParamReconcileSchedule,
 		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamRuntimeConfigSecretArn, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
-		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN}
+		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
+		ParamUseReservedConcurrency}
 }
 
 var parameterPathRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]*/$`)
@@ -239,6 +247,7 @@ func LoadProps(lookup Lookup) (Props, error) {
 	str(ParamAdminGroup, &p.AdminGroup)
 	integer(ParamCreateQueueMaxConcurrency, &p.CreateQueueMaxConcurrency)
 	integer(ParamCreateQueueMaxPending, &p.CreateQueueMaxPending)
+	boolean(ParamUseReservedConcurrency, &p.UseReservedConcurrency)
 	integer(ParamCreateStartTimeoutSeconds, &p.CreateStartTimeoutSeconds)
 	integer(ParamMaxAttempts, &p.MaxAttempts)
 	integer(ParamStopGracePeriodSeconds, &p.StopGracePeriodSeconds)

@@ -22,6 +22,15 @@ type Reconciler struct {
 	Schedule awsscheduler.CfnSchedule
 }
 
+// reconcilerReserved is the reconciler's reserved concurrency: 1, or none with
+// Props.UseReservedConcurrency off.
+func reconcilerReserved(p Props) int {
+	if p.UseReservedConcurrency {
+		return 1
+	}
+	return 0
+}
+
 func newReconciler(scope constructs.Construct, p Props, common map[string]*string, tables *Tables, pl *Pipeline) (*Reconciler, error) {
 	r := &Reconciler{Construct: constructs.NewConstruct(scope, jsii.String("Reconciler"))}
 	fn, err := newFunction(r.Construct, p, common, functionSpec{
@@ -29,8 +38,9 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 		description: "berth reconciler (one bounded pass per schedule tick)",
 		timeout:     ReconcilerTimeout,
 		// One pass at a time: a tick that finds a pass still running is dropped; the next one
-		// comes a period later.
-		reserved: 1,
+		// comes a period later. Without the reservation a long pass may overlap the next one,
+		// which reconcile.Reconciler allows.
+		reserved: reconcilerReserved(p),
 		inVPC:    true,
 		env: merge(queueEnv(pl), runtimeEnv(p), map[string]*string{
 			envOutboxSweepAfter: jsii.String(strconv.Itoa(p.OutboxSweepAfterSeconds) + "s"),

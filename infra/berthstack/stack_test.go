@@ -60,6 +60,35 @@ func TestCreateWorkerConcurrency(t *testing.T) {
 	}
 }
 
+// TestNoReservedConcurrency: with UseReservedConcurrency off no function reserves concurrency
+// (a new account's quota has no room for any), and the create mapping's maximum concurrency is
+// the create limit (AWS's floor of 2 for a limit of 1).
+func TestNoReservedConcurrency(t *testing.T) {
+	for _, tc := range []struct {
+		limit, wantMapping int
+	}{
+		{limit: 3, wantMapping: 3},
+		{limit: 1, wantMapping: 2},
+	} {
+		t.Run(fmt.Sprint(tc.limit), func(t *testing.T) {
+			s := synth(t, withProps(func(p *Props) { p.CreateQueueMaxConcurrency, p.UseReservedConcurrency = tc.limit, false }))
+			for id, props := range s.ofType("AWS::Lambda::Function") {
+				if r, ok := props["ReservedConcurrentExecutions"]; ok {
+					t.Errorf("%s reserves %v", id, r)
+				}
+			}
+			s.has(t, "AWS::Lambda::EventSourceMapping", map[string]any{
+				"FunctionName":  ref(s.logicalID(t, s.stack.Workers.Create)),
+				"ScalingConfig": map[string]any{"MaximumConcurrency": tc.wantMapping},
+			})
+		})
+	}
+	s := synth(t, DefaultProps())
+	if got := num(s.props(t, s.logicalID(t, s.stack.Reconciler.Function))["ReservedConcurrentExecutions"]); got != 1 {
+		t.Errorf("reconciler ReservedConcurrentExecutions = %v by default, want 1", got)
+	}
+}
+
 // TestDispatcherMapping: INSERTs only, partial batch failures, bisect, bounded retries and
 // record age, and an on-failure destination.
 func TestDispatcherMapping(t *testing.T) {
