@@ -671,9 +671,16 @@ func TestTemplateAPI(t *testing.T) {
 	if doc["RouteKey"] != "GET /api/openapi.json" || doc["AuthorizationType"] != "NONE" || doc["Target"] == nil || !reflect.DeepEqual(doc["Target"], route["Target"]) {
 		t.Errorf("route %v: want GET /api/openapi.json without authorizer, to the same integration", doc)
 	}
+	// The probes, to anyone (docs/api.md); /healthz stays under the proxy route.
+	public := map[string]string{"HttpApiOpenAPIRoute": "GET /api/openapi.json", "HttpApiLivezRoute": "GET /livez", "HttpApiReadyzRoute": "GET /readyz"}
+	for name, key := range public {
+		if r := c.resource(name, "AWS::ApiGatewayV2::Route"); r["RouteKey"] != key || r["AuthorizationType"] != "NONE" || !reflect.DeepEqual(r["Target"], route["Target"]) {
+			t.Errorf("route %s %v: want %s without authorizer, to the same integration", name, r, key)
+		}
+	}
 	routeKeys := map[string]bool{}
 	for name, r := range c.resourcesOf("AWS::ApiGatewayV2::Route") {
-		if r["AuthorizationType"] != "JWT" && name != "HttpApiOpenAPIRoute" {
+		if _, open := public[name]; r["AuthorizationType"] != "JWT" && !open {
 			t.Errorf("route %s (%v) is not behind the JWT authorizer", name, r["RouteKey"])
 		}
 		routeKeys[fmt.Sprint(r["RouteKey"])] = true

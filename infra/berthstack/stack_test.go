@@ -503,8 +503,11 @@ func TestAuth(t *testing.T) {
 	s := synth(t, DefaultProps())
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "ANY " + APIRoutePath, "AuthorizationType": "JWT"})
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + OpenAPIRoutePath, "AuthorizationType": "NONE"})
-	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 2 {
-		t.Errorf("%d routes, want 2 (every path behind the authorizer but the OpenAPI document)", n)
+	// The probes without a token (docs/api.md); /healthz stays under the authorized proxy route.
+	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET /livez", "AuthorizationType": "NONE"})
+	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET /readyz", "AuthorizationType": "NONE"})
+	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 4 {
+		t.Errorf("%d routes, want 4 (every path behind the authorizer but the OpenAPI document, /livez and /readyz)", n)
 	}
 }
 
