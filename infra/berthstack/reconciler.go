@@ -13,6 +13,12 @@ import (
 	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
+// ReconcileScheduleInput is what the schedule invokes the reconciler with: EventBridge Scheduler
+// sends a target's Input as it is (no EventBridge event around it), with its context attributes
+// filled in, which the reconciler logs (events/reconciler-scheduler.json is one).
+const ReconcileScheduleInput = `{"schedule_arn":"<aws.scheduler.schedule-arn>","scheduled_time":"<aws.scheduler.scheduled-time>",` +
+	`"execution_id":"<aws.scheduler.execution-id>","attempt_number":"<aws.scheduler.attempt-number>"}`
+
 // Reconciler holds the recovery loop: the reconciler function and the schedule that runs it.
 // On AWS it is also how a container that exits by itself is noticed: within one schedule
 // period plus one pass.
@@ -78,6 +84,7 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 			RoleArn: role.RoleArn(),
 			// A failed pass is not retried: the next tick runs one anyway.
 			RetryPolicy: &awsscheduler.CfnSchedule_RetryPolicyProperty{MaximumRetryAttempts: jsii.Number(ReconcilerScheduleRetries)},
+			Input:       jsii.String(ReconcileScheduleInput),
 		},
 	})
 	return r, nil
