@@ -71,13 +71,13 @@ func TestStagesAndCustomDomains(t *testing.T) {
 					t.Errorf("the handler saw %q, want %q", saw, tc.wantPath)
 				}
 				if tc.method == "POST" {
-					if resp.StatusCode != 202 || resp.Headers["Location"] != tc.wantLocation {
+					if resp.StatusCode != http.StatusAccepted || resp.Headers["Location"] != tc.wantLocation {
 						t.Errorf("%d Location %q, want 202 %q", resp.StatusCode, resp.Headers["Location"], tc.wantLocation)
 					}
 					return
 				}
 				var problem map[string]any
-				if err := json.Unmarshal([]byte(resp.Body), &problem); err != nil || resp.StatusCode != 404 {
+				if err := json.Unmarshal([]byte(resp.Body), &problem); err != nil || resp.StatusCode != http.StatusNotFound {
 					t.Fatalf("%d %q: %v", resp.StatusCode, resp.Body, err)
 				}
 				if problem["instance"] != tc.wantLocation || problem["title"] != "Not Found" || problem["status"] != 404.0 || problem["errors"] == nil {
