@@ -533,6 +533,64 @@ func (c *cfnTemplate) reservedConcurrency(fn map[string]any) any {
 	return l[1]
 }
 
+// TestTemplateQueuePoliciesAndAsyncInvoke: every queue's policy denies
+// requests not made over TLS, and the reconciler's asynchronous invocations
+// (the Scheduler's) are not retried by Lambda nor kept past a minute.
+func TestTemplateQueuePoliciesAndAsyncInvoke(t *testing.T) {
+	c := loadTemplate(t)
+	covered := map[string]bool{}
+	for name, p := range c.resourcesOf("AWS::SQS::QueuePolicy") {
+		qs := asList(p["Queues"])
+		st := asList(asMap(p["PolicyDocument"])["Statement"])
+		if len(qs) != 1 || len(st) != 1 {
+			t.Errorf("%s: %d queues, %d statements; want one of each", name, len(qs), len(st))
+			continue
+		}
+		s := asMap(st[0])
+		cond := asMap(asMap(s["Condition"])["Bool"])
+		if s["Effect"] != "Deny" || s["Action"] != "sqs:*" || asMap(s["Principal"])["AWS"] != "*" || scalar(cond["aws:SecureTransport"]) != "false" {
+			t.Errorf("%s: statement %v, want a Deny of sqs:* to anyone without aws:SecureTransport", name, s)
+		}
+		if ga := getAtt(s["Resource"]); ga == nil || ga[0] != paramOf(qs[0]) {
+			t.Errorf("%s: resource %v is not its queue %v", name, s["Resource"], qs[0])
+		}
+		covered[paramOf(qs[0])] = true
+	}
+	for name := range c.resourcesOf("AWS::SQS::Queue") {
+		if !covered[name] {
+			t.Errorf("queue %s has no policy refusing insecure transport", name)
+		}
+	}
+	eic := asMap(c.resource("ReconcilerFunction", "AWS::Serverless::Function")["EventInvokeConfig"])
+	if eic["MaximumRetryAttempts"] != 0.0 || eic["MaximumEventAgeInSeconds"] != 60.0 {
+		t.Errorf("ReconcilerFunction EventInvokeConfig %v, want no retries and 60 s", eic)
+	}
+}
+
+// TestTemplateUserPoolMfa: the Cognito pool takes its MFA setting from
+// UserPoolMfa (offered by default, required in samconfig.toml's prod) with
+// authenticator apps, and passwords need a symbol.
+func TestTemplateUserPoolMfa(t *testing.T) {
+	c := loadTemplate(t)
+	pool := c.resource("UserPool", "AWS::Cognito::UserPool")
+	if paramOf(pool["MfaConfiguration"]) != "UserPoolMfa" || !reflect.DeepEqual(pool["EnabledMfas"], []any{"SOFTWARE_TOKEN_MFA"}) {
+		t.Errorf("MFA %v %v, want !Ref UserPoolMfa with SOFTWARE_TOKEN_MFA", pool["MfaConfiguration"], pool["EnabledMfas"])
+	}
+	if d := scalar(c.param("UserPoolMfa")["Default"]); d != "OPTIONAL" {
+		t.Errorf("UserPoolMfa defaults to %q, want OPTIONAL", d)
+	}
+	if pp := asMap(asMap(pool["Policies"])["PasswordPolicy"]); pp["RequireSymbols"] != true {
+		t.Errorf("password policy %v: want symbols required", pp)
+	}
+	raw, err := os.ReadFile("samconfig.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "LogRetentionDays=365 UserPoolMfa=ON") {
+		t.Error("samconfig.toml's prod does not require MFA (UserPoolMfa=ON)")
+	}
+}
+
 // TestTemplateDispatch: the stream mapping is bounded and ends in a queue
 // for the operator, the schedule drives the reconciler, and the outbox
 // alarm watches the metric the sweep emits.

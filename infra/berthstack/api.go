@@ -135,11 +135,14 @@ func (a *API) newUserPool(p Props) {
 		AdminCreateUserConfig:  &awscognito.CfnUserPool_AdminCreateUserConfigProperty{AllowAdminCreateUserOnly: jsii.Bool(true)},
 		UsernameAttributes:     jsii.Strings("email"),
 		AutoVerifiedAttributes: jsii.Strings("email"),
-		MfaConfiguration:       jsii.String("OFF"),
+		// A password alone reaches running containers: MFA is offered to everyone, and
+		// UserPoolMfa=ON requires it. Threat protection: as template.yaml (docs/deploy.md).
+		MfaConfiguration: jsii.String(p.UserPoolMfa),
+		EnabledMfas:      jsii.Strings("SOFTWARE_TOKEN_MFA"),
 		Policies: &awscognito.CfnUserPool_PoliciesProperty{
 			PasswordPolicy: &awscognito.CfnUserPool_PasswordPolicyProperty{
 				MinimumLength: jsii.Number(12), RequireLowercase: jsii.Bool(true), RequireUppercase: jsii.Bool(true),
-				RequireNumbers: jsii.Bool(true), RequireSymbols: jsii.Bool(false),
+				RequireNumbers: jsii.Bool(true), RequireSymbols: jsii.Bool(true),
 			},
 		},
 	})

@@ -2,6 +2,7 @@ package berthstack
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -18,6 +19,10 @@ import (
 // filled in, which the reconciler logs (events/reconciler-scheduler.json is one).
 const ReconcileScheduleInput = `{"schedule_arn":"<aws.scheduler.schedule-arn>","scheduled_time":"<aws.scheduler.scheduled-time>",` +
 	`"execution_id":"<aws.scheduler.execution-id>","attempt_number":"<aws.scheduler.attempt-number>"}`
+
+// ReconcilerMaxEventAge is how long Lambda keeps an asynchronous tick it could not run yet
+// (throttled): Lambda's floor, one period of the default schedule. An older tick is dropped.
+const ReconcilerMaxEventAge = time.Minute
 
 // Reconciler holds the recovery loop: the reconciler function and the schedule that runs it.
 // On AWS it is also how a container that exits by itself is noticed: within one schedule
@@ -63,6 +68,12 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 		return nil, err
 	}
 	r.Function = fn
+	// The Scheduler invokes asynchronously: Lambda itself would retry a failed pass twice and
+	// keep a throttled tick for 6 hours. Neither: the next tick runs a pass anyway.
+	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+		RetryAttempts: jsii.Number(0),
+		MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(ReconcilerMaxEventAge.Seconds())),
+	})
 
 	role := awsiam.NewRole(r.Construct, jsii.String("ScheduleRole"), &awsiam.RoleProps{
 		// Only schedules of this account may use the role.

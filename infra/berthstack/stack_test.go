@@ -545,3 +545,51 @@ func TestEnvNames(t *testing.T) {
 		t.Errorf("the secret's variable is %s, the functions read %s", envConfigSecret, lambdaenv.ConfigSecretVar)
 	}
 }
+
+// TestQueuesRefuseInsecureTransport: each of the five queues' policies denies every SQS action
+// on it to anyone not using TLS (aws:SecureTransport false).
+func TestQueuesRefuseInsecureTransport(t *testing.T) {
+	s := synth(t, DefaultProps())
+	queues := s.ofType("AWS::SQS::Queue")
+	if len(queues) != 5 {
+		t.Fatalf("%d queues, want 5", len(queues))
+	}
+	for id := range queues {
+		s.has(t, "AWS::SQS::QueuePolicy", map[string]any{
+			"Queues": []any{ref(id)},
+			"PolicyDocument": map[string]any{"Statement": []any{map[string]any{
+				"Action": "sqs:*", "Effect": "Deny", "Principal": map[string]any{"AWS": "*"},
+				"Resource":  getAtt(id, "Arn"),
+				"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+			}}},
+		})
+	}
+}
+
+// TestReconcilerAsyncInvoke: the Scheduler's asynchronous invocations are neither retried by
+// Lambda nor kept past a minute.
+func TestReconcilerAsyncInvoke(t *testing.T) {
+	s := synth(t, DefaultProps())
+	s.has(t, "AWS::Lambda::EventInvokeConfig", map[string]any{
+		"FunctionName":             ref(s.logicalID(t, s.stack.Reconciler.Function)),
+		"Qualifier":                "$LATEST",
+		"MaximumRetryAttempts":     0,
+		"MaximumEventAgeInSeconds": 60,
+	})
+	if n := len(s.ofType("AWS::Lambda::EventInvokeConfig")); n != 1 {
+		t.Errorf("%d async invoke configs, want the reconciler's only", n)
+	}
+}
+
+// TestUserPoolMfa: the stack's pool offers MFA with an authenticator app by default and
+// requires it with UserPoolMfa ON; passwords need a symbol too.
+func TestUserPoolMfa(t *testing.T) {
+	for _, mfa := range UserPoolMfaChoices {
+		s := synth(t, withProps(func(p *Props) { p.UserPoolMfa = mfa }))
+		s.has(t, "AWS::Cognito::UserPool", map[string]any{
+			"MfaConfiguration": mfa,
+			"EnabledMfas":      []any{"SOFTWARE_TOKEN_MFA"},
+			"Policies":         map[string]any{"PasswordPolicy": map[string]any{"MinimumLength": 12, "RequireSymbols": true}},
+		})
+	}
+}
