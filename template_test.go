@@ -483,8 +483,11 @@ func TestTemplateQueuesAndConcurrency(t *testing.T) {
 
 	// The create limit.
 	cw := c.resource("CreateWorkerFunction", "AWS::Serverless::Function")
-	if paramOf(cw["ReservedConcurrentExecutions"]) != conc {
+	if paramOf(c.reservedConcurrency(cw)) != conc {
 		t.Errorf("CreateWorker reserved concurrency %v, want !Ref %s", cw["ReservedConcurrentExecutions"], conc)
+	}
+	if r := c.reservedConcurrency(c.resource("ReconcilerFunction", "AWS::Serverless::Function")); r != 1.0 {
+		t.Errorf("reconciler reserved concurrency %v, want 1 (one pass at a time)", r)
 	}
 	m := c.resource("CreateWorkerQueueMapping", "AWS::Lambda::EventSourceMapping")
 	if paramOf(m["FunctionName"]) != "CreateWorkerFunction" || m["BatchSize"] != 1.0 {
@@ -505,6 +508,86 @@ func TestTemplateQueuesAndConcurrency(t *testing.T) {
 	api := c.resource("ApiFunction", "AWS::Serverless::Function")
 	if to, _ := api["Timeout"].(float64); time.Duration(to)*time.Second <= config.Default().Server.WaitMax || to > 30 {
 		t.Errorf("ApiFunction timeout %v s: want more than wait_max (%s) and at most API Gateway's 30 s", to, config.Default().Server.WaitMax)
+	}
+}
+
+// reservedConcurrency is a function's ReservedConcurrentExecutions when
+// UseReservedConcurrency is true; it fails unless the property is
+// !If [ReserveConcurrency, value, !Ref AWS::NoValue] with that condition
+// testing the parameter, so that UseReservedConcurrency=false leaves the
+// function unreserved (a new account's quota has no room for a reservation).
+func (c *cfnTemplate) reservedConcurrency(fn map[string]any) any {
+	c.t.Helper()
+	l := asList(asMap(fn["ReservedConcurrentExecutions"])["Fn::If"])
+	if len(l) != 3 || paramOf(l[2]) != "AWS::NoValue" {
+		c.t.Errorf("ReservedConcurrentExecutions %v: want !If [ReserveConcurrency, value, !Ref AWS::NoValue]", fn["ReservedConcurrentExecutions"])
+		return nil
+	}
+	cond := asList(asMap(asMap(c.doc["Conditions"])[scalar(l[0])])["Fn::Equals"])
+	if len(cond) != 2 || paramOf(cond[0]) != "UseReservedConcurrency" || scalar(cond[1]) != "true" {
+		c.t.Errorf("condition %v: %v, want UseReservedConcurrency = true", l[0], cond)
+	}
+	if d := scalar(c.param("UseReservedConcurrency")["Default"]); d != "true" {
+		c.t.Errorf("UseReservedConcurrency defaults to %q, want true", d)
+	}
+	return l[1]
+}
+
+// TestTemplateQueuePoliciesAndAsyncInvoke: every queue's policy denies
+// requests not made over TLS, and the reconciler's asynchronous invocations
+// (the Scheduler's) are not retried by Lambda nor kept past a minute.
+func TestTemplateQueuePoliciesAndAsyncInvoke(t *testing.T) {
+	c := loadTemplate(t)
+	covered := map[string]bool{}
+	for name, p := range c.resourcesOf("AWS::SQS::QueuePolicy") {
+		qs := asList(p["Queues"])
+		st := asList(asMap(p["PolicyDocument"])["Statement"])
+		if len(qs) != 1 || len(st) != 1 {
+			t.Errorf("%s: %d queues, %d statements; want one of each", name, len(qs), len(st))
+			continue
+		}
+		s := asMap(st[0])
+		cond := asMap(asMap(s["Condition"])["Bool"])
+		if s["Effect"] != "Deny" || s["Action"] != "sqs:*" || asMap(s["Principal"])["AWS"] != "*" || scalar(cond["aws:SecureTransport"]) != "false" {
+			t.Errorf("%s: statement %v, want a Deny of sqs:* to anyone without aws:SecureTransport", name, s)
+		}
+		if ga := getAtt(s["Resource"]); ga == nil || ga[0] != paramOf(qs[0]) {
+			t.Errorf("%s: resource %v is not its queue %v", name, s["Resource"], qs[0])
+		}
+		covered[paramOf(qs[0])] = true
+	}
+	for name := range c.resourcesOf("AWS::SQS::Queue") {
+		if !covered[name] {
+			t.Errorf("queue %s has no policy refusing insecure transport", name)
+		}
+	}
+	eic := asMap(c.resource("ReconcilerFunction", "AWS::Serverless::Function")["EventInvokeConfig"])
+	if eic["MaximumRetryAttempts"] != 0.0 || eic["MaximumEventAgeInSeconds"] != 60.0 {
+		t.Errorf("ReconcilerFunction EventInvokeConfig %v, want no retries and 60 s", eic)
+	}
+}
+
+// TestTemplateUserPoolMfa: the Cognito pool takes its MFA setting from
+// UserPoolMfa (offered by default, required in samconfig.toml's prod) with
+// authenticator apps, and passwords need a symbol.
+func TestTemplateUserPoolMfa(t *testing.T) {
+	c := loadTemplate(t)
+	pool := c.resource("UserPool", "AWS::Cognito::UserPool")
+	if paramOf(pool["MfaConfiguration"]) != "UserPoolMfa" || !reflect.DeepEqual(pool["EnabledMfas"], []any{"SOFTWARE_TOKEN_MFA"}) {
+		t.Errorf("MFA %v %v, want !Ref UserPoolMfa with SOFTWARE_TOKEN_MFA", pool["MfaConfiguration"], pool["EnabledMfas"])
+	}
+	if d := scalar(c.param("UserPoolMfa")["Default"]); d != "OPTIONAL" {
+		t.Errorf("UserPoolMfa defaults to %q, want OPTIONAL", d)
+	}
+	if pp := asMap(asMap(pool["Policies"])["PasswordPolicy"]); pp["RequireSymbols"] != true {
+		t.Errorf("password policy %v: want symbols required", pp)
+	}
+	raw, err := os.ReadFile("samconfig.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "LogRetentionDays=365 UserPoolMfa=ON") {
+		t.Error("samconfig.toml's prod does not require MFA (UserPoolMfa=ON)")
 	}
 }
 
@@ -646,9 +729,16 @@ func TestTemplateAPI(t *testing.T) {
 	if doc["RouteKey"] != "GET /api/openapi.json" || doc["AuthorizationType"] != "NONE" || doc["Target"] == nil || !reflect.DeepEqual(doc["Target"], route["Target"]) {
 		t.Errorf("route %v: want GET /api/openapi.json without authorizer, to the same integration", doc)
 	}
+	// The probes, to anyone (docs/api.md); /healthz stays under the proxy route.
+	public := map[string]string{"HttpApiOpenAPIRoute": "GET /api/openapi.json", "HttpApiLivezRoute": "GET /livez", "HttpApiReadyzRoute": "GET /readyz"}
+	for name, key := range public {
+		if r := c.resource(name, "AWS::ApiGatewayV2::Route"); r["RouteKey"] != key || r["AuthorizationType"] != "NONE" || !reflect.DeepEqual(r["Target"], route["Target"]) {
+			t.Errorf("route %s %v: want %s without authorizer, to the same integration", name, r, key)
+		}
+	}
 	routeKeys := map[string]bool{}
 	for name, r := range c.resourcesOf("AWS::ApiGatewayV2::Route") {
-		if r["AuthorizationType"] != "JWT" && name != "HttpApiOpenAPIRoute" {
+		if _, open := public[name]; r["AuthorizationType"] != "JWT" && !open {
 			t.Errorf("route %s (%v) is not behind the JWT authorizer", name, r["RouteKey"])
 		}
 		routeKeys[fmt.Sprint(r["RouteKey"])] = true

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/httpapi/apicontract"
 	"github.com/berth-io/berth/internal/lambdahttp"
 	"github.com/berth-io/berth/internal/store"
@@ -103,8 +105,8 @@ func checkRealShape(t *testing.T, ev events.APIGatewayV2HTTPRequest) {
 	}
 	switch ev.RouteKey {
 	case "$default", "ANY /{proxy+}":
-	case "GET /api/openapi.json": // the stack's one route without the authorizer
-		if ev.RequestContext.Authorizer != nil || ev.RawPath != "/api/openapi.json" {
+	case "GET /api/openapi.json", "GET /livez", "GET /readyz": // the stack's routes without the authorizer
+		if ev.RequestContext.Authorizer != nil || ev.RawPath != strings.TrimPrefix(ev.RouteKey, "GET ") {
 			t.Errorf("routeKey %q with an authorizer or path %q", ev.RouteKey, ev.RawPath)
 		}
 	default:
@@ -223,6 +225,9 @@ type step struct {
 var scenario = []step{
 	{fixture: "missing-auth", want: 401},
 	{fixture: "openapi", want: 200}, // the document needs no token
+	{fixture: "livez", want: 200},   // nor do the probes
+	{fixture: "readyz", want: 200},
+	{fixture: "healthz", want: 200}, // an admin's
 	{fixture: "create", want: 422},  // no such template yet
 	{fixture: "put-template", want: 201},
 	{fixture: "put-template", want: 200},
@@ -232,6 +237,8 @@ var scenario = []step{
 	{fixture: "bad-json", want: 400},
 	{fixture: "create-base64", want: 202},
 	{fixture: "create", want: 202}, // its id is the one substituted from here on
+	{fixture: "list-groups", want: 200},
+	{fixture: "get-group", want: 200}, // run-42: the created container
 	{fixture: "get", want: 200},
 	{fixture: "events", want: 200},
 	{fixture: "wait", want: 200}, // status=pending: already there
@@ -243,6 +250,8 @@ var scenario = []step{
 	{fixture: "start", want: 202, before: []fsm.Status{fsm.Stopping, fsm.Stopped}},
 	{fixture: "delete", want: 202, before: []fsm.Status{fsm.Starting, fsm.Running}},
 	{fixture: "delete", want: 202}, // already delete_pending
+	{fixture: "finish-group", want: 202},
+	{fixture: "reset-group", want: 202},
 	{fixture: "delete-template", want: 204},
 	{fixture: "get-template", want: 404},
 	{fixture: "missing-auth", want: 401},
@@ -438,4 +447,56 @@ func TestAdminClaimFromConfig(t *testing.T) {
 	if resp, _ := a.Handle(context.Background(), ev); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("groups=ops,platform not admin: %d %s", resp.StatusCode, resp.Body)
 	}
+}
+
+// TestEveryRouteHasAFixture: each route the function's handler serves
+// (httpapi.Routes, which the OpenAPI document's test holds equal to
+// docs/openapi.yaml's paths) has an events/api-*.json fixture with its
+// method and a path it matches, so TestFixtures sends it through the
+// function. HEAD is GET without the body: a GET fixture covers it.
+func TestEveryRouteHasAFixture(t *testing.T) {
+	h := httpapi.New(httpapi.Options{Auth: httpapi.ContextAuth(), Health: storeHealth(nil)})
+	routes := httpapi.Routes(h)
+	if len(routes) == 0 {
+		t.Fatal("the handler lists no routes")
+	}
+	type call struct{ method, path string }
+	var calls []call
+	for _, f := range fixtureFiles(t) {
+		var ev events.APIGatewayV2HTTPRequest
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		calls = append(calls, call{ev.RequestContext.HTTP.Method, ev.RawPath})
+	}
+	for _, r := range routes {
+		method := r.Method
+		if method == http.MethodHead {
+			method = http.MethodGet
+		}
+		covered := slices.ContainsFunc(calls, func(c call) bool { return c.method == method && patternMatches(r.Pattern, c.path) })
+		if !covered {
+			t.Errorf("%s %s has no events/api-*.json fixture", r.Method, r.Pattern)
+		}
+	}
+}
+
+// patternMatches reports whether path matches a ServeMux pattern whose
+// wildcards ({id}) are whole segments.
+func patternMatches(pattern, path string) bool {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i := range ps {
+		wild := strings.HasPrefix(ps[i], "{") && strings.HasSuffix(ps[i], "}")
+		if (wild && xs[i] == "") || (!wild && ps[i] != xs[i]) {
+			return false
+		}
+	}
+	return true
 }

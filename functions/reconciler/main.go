@@ -1,5 +1,6 @@
 // Command reconciler is berth's reconciler Lambda function: on each
-// EventBridge scheduled event it makes one bounded reconcile pass
+// schedule tick (EventBridge Scheduler's input, or an EventBridge rule's
+// scheduled event) it makes one bounded reconcile pass
 // (internal/reconcile) over the DynamoDB store and the Docker hosts, and
 // returns the pass's Report as its result.
 //
@@ -29,5 +30,5 @@ func main() {
 		logger.Error("reconciler function cannot start", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(fn.handle)
+	lambda.Start(fn.handleTick)
 }

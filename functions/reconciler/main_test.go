@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -249,4 +251,84 @@ func TestExitNoticedInOnePass(t *testing.T) {
 	if err != nil || got.Status != fsm.Failed || got.ExitCode == nil || *got.ExitCode != 3 {
 		t.Fatalf("after one pass: %+v, %v; want failed with exit code 3", got, err)
 	}
+}
+
+// schedulerFixture is what EventBridge Scheduler invokes the function with.
+const schedulerFixture = "../../events/reconciler-scheduler.json"
+
+// TestSchedulerFixture keeps events/reconciler-scheduler.json in the shape
+// template.yaml's schedule sends: its target Input with the context
+// attributes filled in (every key, nothing else), which the Lambda
+// handler decodes.
+func TestSchedulerFixture(t *testing.T) {
+	in := testenv.RoundTrip[SchedulerInput](t, schedulerFixture, nil)
+	if !strings.HasPrefix(in.ScheduleARN, "arn:aws:scheduler:") || in.ExecutionID == "" || in.AttemptNumber != "1" {
+		t.Errorf("decoded %+v", in)
+	}
+	if _, err := time.Parse(time.RFC3339, in.ScheduledTime); err != nil {
+		t.Errorf("scheduled_time: %v", err)
+	}
+	raw, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The template's Input, filled in with the fixture's values, is the fixture.
+	re := regexp.MustCompile(`(?m)^\s+Input: '(\{"schedule_arn".*\})'$`)
+	m := re.FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("template.yaml's ReconcileSchedule has no Input")
+	}
+	filled := strings.NewReplacer("<aws.scheduler.schedule-arn>", in.ScheduleARN, "<aws.scheduler.scheduled-time>", in.ScheduledTime,
+		"<aws.scheduler.execution-id>", in.ExecutionID, "<aws.scheduler.attempt-number>", in.AttemptNumber).Replace(string(m[1]))
+	var fromTemplate, fixture map[string]any
+	if err := json.Unmarshal([]byte(filled), &fromTemplate); err != nil {
+		t.Fatalf("template Input: %v", err)
+	}
+	if err := json.Unmarshal(readFile(t, schedulerFixture), &fixture); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromTemplate, fixture) {
+		t.Errorf("template.yaml's Input gives %v, the fixture is %v", fromTemplate, fixture)
+	}
+	var tk tick
+	if err := json.Unmarshal(readFile(t, schedulerFixture), &tk); err != nil || tk.SchedulerInput != in {
+		t.Errorf("the handler's event: %+v, %v", tk, err)
+	}
+}
+
+// TestSchedulerEventRunsAPass invokes the Lambda handler with the
+// Scheduler's event on DynamoDB Local and a real Docker engine: the pass
+// runs and says which tick it ran for.
+func TestSchedulerEventRunsAPass(t *testing.T) {
+	st := teststores.Dynamo(t, time.Now)
+	rt := dockertest.Engine(t)
+	cfg := config.Default()
+	cfg.Docker.Scope = rt.Scope()
+	var logs bytes.Buffer
+	fn, err := newFunction(cfg, st, []runtime.Runtime{rt}, nil, nil, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tk tick
+	if err := json.Unmarshal(readFile(t, schedulerFixture), &tk); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := fn.handleTick(ctx, tk)
+	if err != nil || rep.Truncated {
+		t.Fatalf("handleTick: %v, %+v\n%s", err, rep, logs.String())
+	}
+	if !strings.Contains(logs.String(), `"execution_id":"d32c5kddcf5bb8c3"`) {
+		t.Errorf("the pass does not say which tick it ran for:\n%s", logs.String())
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }

@@ -102,6 +102,35 @@ func newFunction(cfg *config.Config, st store.Store, rts []runtime.Runtime, swee
 	return &function{rc: rc, log: logger}, nil
 }
 
+// SchedulerInput is what template.yaml's ReconcileSchedule invokes the
+// function with: EventBridge Scheduler sends the target's Input as it is,
+// not an EventBridge event, with its context attributes filled in
+// (infra's berthstack.ReconcileScheduleInput; events/reconciler-scheduler.json).
+type SchedulerInput struct {
+	ScheduleARN   string `json:"schedule_arn"`
+	ScheduledTime string `json:"scheduled_time"`
+	ExecutionID   string `json:"execution_id"`
+	AttemptNumber string `json:"attempt_number"`
+}
+
+// tick is any event a schedule invokes the function with: the Scheduler's
+// input, or an EventBridge rule's scheduled event
+// (events/reconciler-scheduled.json). Either runs one pass.
+type tick struct {
+	events.EventBridgeEvent
+	SchedulerInput
+}
+
+// handleTick is the Lambda handler: it says which tick it runs for, then
+// runs the pass (handle).
+func (f *function) handleTick(ctx context.Context, t tick) (reconcile.Report, error) {
+	if t.ExecutionID != "" {
+		f.log.InfoContext(ctx, "schedule tick", "schedule_arn", t.ScheduleARN, "scheduled_time", t.ScheduledTime,
+			"execution_id", t.ExecutionID, "attempt_number", t.AttemptNumber)
+	}
+	return f.handle(ctx, t.EventBridgeEvent)
+}
+
 // handle runs one pass for a scheduled event and returns its Report. The
 // pass ends deadlineMargin before the invocation's deadline at the latest.
 // An error (the store unreachable) fails the invocation, which EventBridge

@@ -75,6 +75,26 @@ func TestFixtureRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEveryOpHasAFixture: each operation a worker carries out
+// (container.Ops: create, start, stop, delete and the four cleanups) has an
+// events/worker-*.json fixture whose message asks for it, so the round trip
+// and TestFixtureHandled cover it.
+func TestEveryOpHasAFixture(t *testing.T) {
+	have := map[container.Op]bool{}
+	for _, ev := range workerFixtures(t) {
+		for _, r := range ev.Records {
+			if msg, err := outbox.Decode([]byte(r.Body)); err == nil {
+				have[msg.Op] = true
+			}
+		}
+	}
+	for _, op := range container.Ops() {
+		if !have[op] {
+			t.Errorf("no events/worker-*.json fixture asks for %s", op)
+		}
+	}
+}
+
 // TestFixtureHandled feeds every fixture to the worker handler on DynamoDB
 // Local: their outbox items do not exist (messages that outlived their
 // items, a retried one included), so each record is acknowledged, not

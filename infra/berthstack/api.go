@@ -29,8 +29,13 @@ type API struct {
 // ones with a problem+json 404.
 const APIRoutePath = "/{proxy+}"
 
-// OpenAPIRoutePath is the route without the authorizer: GET of the OpenAPI document.
+// OpenAPIRoutePath is a route without the authorizer: GET of the OpenAPI document.
 const OpenAPIRoutePath = "/api/openapi.json"
+
+// ProbeRoutePaths are the health probes without the authorizer (GET only; docs/api.md): a load
+// balancer or an uptime check has no token, and they say ok/ready or not and nothing more. The
+// detailed /healthz stays behind the authorizer under APIRoutePath.
+var ProbeRoutePaths = []string{"/livez", "/readyz"}
 
 // accessLogFormat is a stage access log line: JSON with the request id and the caller (the
 // token's sub), never the token.
@@ -91,6 +96,14 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 		Integration: integration,
 		Authorizer:  awsapigatewayv2.NewHttpNoneAuthorizer(),
 	})
+	for _, path := range ProbeRoutePaths {
+		a.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path:        jsii.String(path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
+			Integration: integration,
+			Authorizer:  awsapigatewayv2.NewHttpNoneAuthorizer(),
+		})
+	}
 	// API Gateway waits up to 30 s on an HTTP API integration; the construct still checks
 	// REST's 29 s limit, so the timeout is set on the resource. The function's own 29 s
 	// timeout ends a request first.
@@ -122,11 +135,14 @@ func (a *API) newUserPool(p Props) {
 		AdminCreateUserConfig:  &awscognito.CfnUserPool_AdminCreateUserConfigProperty{AllowAdminCreateUserOnly: jsii.Bool(true)},
 		UsernameAttributes:     jsii.Strings("email"),
 		AutoVerifiedAttributes: jsii.Strings("email"),
-		MfaConfiguration:       jsii.String("OFF"),
+		// A password alone reaches running containers: MFA is offered to everyone, and
+		// UserPoolMfa=ON requires it. Threat protection: as template.yaml (docs/deploy.md).
+		MfaConfiguration: jsii.String(p.UserPoolMfa),
+		EnabledMfas:      jsii.Strings("SOFTWARE_TOKEN_MFA"),
 		Policies: &awscognito.CfnUserPool_PoliciesProperty{
 			PasswordPolicy: &awscognito.CfnUserPool_PasswordPolicyProperty{
 				MinimumLength: jsii.Number(12), RequireLowercase: jsii.Bool(true), RequireUppercase: jsii.Bool(true),
-				RequireNumbers: jsii.Bool(true), RequireSymbols: jsii.Bool(false),
+				RequireNumbers: jsii.Bool(true), RequireSymbols: jsii.Bool(true),
 			},
 		},
 	})

@@ -42,6 +42,10 @@ var parityCases = []struct {
 		ParamAllowedRuntimes:           "docker,kubernetes",
 		ParamEcrRepositoryArns:         "arn:aws:ecr:eu-west-1:123456789012:repository/app,arn:aws:ecr:eu-west-1:123456789012:repository/tools",
 	}},
+	{name: "no reserved concurrency, concurrency 5", params: map[string]string{
+		ParamUseReservedConcurrency:    "false",
+		ParamCreateQueueMaxConcurrency: "5",
+	}},
 }
 
 // TestParityWithSAM: the CDK stack and template.yaml (through the SAM transform, as

@@ -33,13 +33,17 @@ type Pipeline struct {
 func newQueues(scope constructs.Construct, p Props) *Pipeline {
 	pl := &Pipeline{Construct: constructs.NewConstruct(scope, jsii.String("Pipeline"))}
 	visibility := QueueVisibility(secondsOf(p.CreateStartTimeoutSeconds))
+	// Every queue refuses requests not made over TLS (EnforceSSL: a Deny on aws:SecureTransport
+	// false in its queue policy), as template.yaml's *QueuePolicy resources do.
 	work := func(id string) Queue {
 		dlq := awssqs.NewQueue(pl.Construct, jsii.String(id+"DeadLetterQueue"), &awssqs.QueueProps{
 			Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:      jsii.Bool(true),
 			RetentionPeriod: seconds(DeadLetterRetention),
 		})
 		q := awssqs.NewQueue(pl.Construct, jsii.String(id+"Queue"), &awssqs.QueueProps{
 			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:        jsii.Bool(true),
 			VisibilityTimeout: seconds(visibility),
 			RetentionPeriod:   seconds(QueueRetention),
 			DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(p.MaxAttempts)},
@@ -52,6 +56,7 @@ func newQueues(scope constructs.Construct, p Props) *Pipeline {
 	// the reconciler's sweep sends them: this queue is for the operator.
 	pl.StreamFailure = awssqs.NewQueue(pl.Construct, jsii.String("StreamFailureQueue"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: seconds(DeadLetterRetention),
 	})
 	return pl

@@ -39,6 +39,14 @@ type Props struct {
 	CreateQueueMaxConcurrency int
 	// CreateQueueMaxPending is container.create_queue_max_pending. Defaults to config's.
 	CreateQueueMaxPending int
+	// UserPoolMfa is the stack's Cognito pool's MfaConfiguration: one of UserPoolMfaChoices.
+	// Defaults to "OPTIONAL".
+	UserPoolMfa string
+	// UseReservedConcurrency reserves the create worker's concurrency (CreateQueueMaxConcurrency)
+	// and the reconciler's (1). Off, the stack deploys into an account whose quota cannot spare
+	// them (Lambda keeps 100 executions unreserved), and the create mapping's maximum
+	// concurrency holds the create limit (docs/deploy.md). Defaults to true.
+	UseReservedConcurrency bool
 	// CreateStartTimeoutSeconds is container.create_start_timeout; one of
 	// CreateStartTimeoutChoices, from which the workers' timeouts and the queues' visibility
 	// follow. Defaults to config's.
@@ -105,6 +113,9 @@ const DefaultDistDir = "../dist"
 // worker timeout under Lambda's 15-minute limit (see WorkerTimeout).
 var CreateStartTimeoutChoices = []int{60, 120, 180, 300, 600, 840}
 
+// UserPoolMfaChoices are the values of UserPoolMfa: MFA offered, or required.
+var UserPoolMfaChoices = []string{"OPTIONAL", "ON"}
+
 // AllowedRuntimesChoices are the values of AllowedRuntimes.
 var AllowedRuntimesChoices = []string{"docker", "kubernetes", "docker,kubernetes"}
 
@@ -120,6 +131,8 @@ func DefaultProps() Props {
 		AdminGroup:                c.Auth.AdminGroup,
 		CreateQueueMaxConcurrency: c.Container.CreateQueueMaxConcurrency,
 		CreateQueueMaxPending:     c.Container.CreateQueueMaxPending,
+		UseReservedConcurrency:    true,
+		UserPoolMfa:               "OPTIONAL",
 		CreateStartTimeoutSeconds: int(c.Container.CreateStartTimeout.Seconds()),
 		MaxAttempts:               c.Container.MaxAttempts,
 		StopGracePeriodSeconds:    int(c.Container.StopGracePeriod.Seconds()),
@@ -162,6 +175,8 @@ const (
 	ParamAdminGroup                = "AdminGroup"
 	ParamCreateQueueMaxConcurrency = "CreateQueueMaxConcurrency"
 	ParamCreateQueueMaxPending     = "CreateQueueMaxPending"
+	ParamUseReservedConcurrency    = "UseReservedConcurrency"
+	ParamUserPoolMfa               = "UserPoolMfa"
 	ParamCreateStartTimeoutSeconds = "CreateStartTimeoutSeconds"
 	ParamMaxAttempts               = "MaxAttempts"
 	ParamStopGracePeriodSeconds    = "StopGracePeriodSeconds"
@@ -188,7 +203,8 @@ func ParamNames() []string {
 		ParamCreateQueueMaxConcurrency, ParamCreateQueueMaxPending, ParamCreateStartTimeoutSeconds, ParamMaxAttempts,
 		ParamStopGracePeriodSeconds, ParamOutboxSweepAfterSeconds, ParamOrphanGraceSeconds, ParamReconcileSchedule,
 		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamRuntimeConfigSecretArn, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
-		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN}
+		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
+		ParamUseReservedConcurrency, ParamUserPoolMfa}
 }
 
 var parameterPathRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]*/$`)
@@ -239,6 +255,8 @@ func LoadProps(lookup Lookup) (Props, error) {
 	str(ParamAdminGroup, &p.AdminGroup)
 	integer(ParamCreateQueueMaxConcurrency, &p.CreateQueueMaxConcurrency)
 	integer(ParamCreateQueueMaxPending, &p.CreateQueueMaxPending)
+	boolean(ParamUseReservedConcurrency, &p.UseReservedConcurrency)
+	str(ParamUserPoolMfa, &p.UserPoolMfa)
 	integer(ParamCreateStartTimeoutSeconds, &p.CreateStartTimeoutSeconds)
 	integer(ParamMaxAttempts, &p.MaxAttempts)
 	integer(ParamStopGracePeriodSeconds, &p.StopGracePeriodSeconds)
@@ -288,6 +306,9 @@ func (p Props) Validate() error {
 	}
 	if p.CreateQueueMaxConcurrency < 1 || p.CreateQueueMaxConcurrency > 1000 {
 		bad(ParamCreateQueueMaxConcurrency, "%d is outside 1..1000", p.CreateQueueMaxConcurrency)
+	}
+	if !slices.Contains(UserPoolMfaChoices, p.UserPoolMfa) {
+		bad(ParamUserPoolMfa, "%q is not one of %q", p.UserPoolMfa, UserPoolMfaChoices)
 	}
 	if p.CreateQueueMaxPending < 1 {
 		bad(ParamCreateQueueMaxPending, "%d is below 1", p.CreateQueueMaxPending)

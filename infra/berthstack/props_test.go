@@ -39,6 +39,10 @@ func TestLoadProps(t *testing.T) {
 			return p.JWTIssuer == "https://idp.example.com" && len(p.JWTAudience) == 2 && p.JWTAudience[1] == "b" &&
 				p.CreateQueueMaxConcurrency == 7 && len(p.SubnetIDs) == 2 && !p.DeletionProtection
 		}},
+		{name: "no reserved concurrency", in: map[string]string{ParamUseReservedConcurrency: "false"}, check: func(p Props) bool {
+			return !p.UseReservedConcurrency && DefaultProps().UseReservedConcurrency
+		}},
+		{name: "mfa", in: map[string]string{ParamUserPoolMfa: "REQUIRED"}, wantErr: "UserPoolMfa: \"REQUIRED\" is not one of"},
 		{name: "not a number", in: map[string]string{ParamMaxAttempts: "five"}, wantErr: "MaxAttempts: \"five\" is not a whole number"},
 		{name: "not a bool", in: map[string]string{ParamDeletionProtection: "yes please"}, wantErr: "DeletionProtection"},
 		{name: "concurrency 0", in: map[string]string{ParamCreateQueueMaxConcurrency: "0"}, wantErr: "CreateQueueMaxConcurrency: 0 is outside 1..1000"},

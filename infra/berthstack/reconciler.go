@@ -2,6 +2,7 @@ package berthstack
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -13,6 +14,16 @@ import (
 	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
+// ReconcileScheduleInput is what the schedule invokes the reconciler with: EventBridge Scheduler
+// sends a target's Input as it is (no EventBridge event around it), with its context attributes
+// filled in, which the reconciler logs (events/reconciler-scheduler.json is one).
+const ReconcileScheduleInput = `{"schedule_arn":"<aws.scheduler.schedule-arn>","scheduled_time":"<aws.scheduler.scheduled-time>",` +
+	`"execution_id":"<aws.scheduler.execution-id>","attempt_number":"<aws.scheduler.attempt-number>"}`
+
+// ReconcilerMaxEventAge is how long Lambda keeps an asynchronous tick it could not run yet
+// (throttled): Lambda's floor, one period of the default schedule. An older tick is dropped.
+const ReconcilerMaxEventAge = time.Minute
+
 // Reconciler holds the recovery loop: the reconciler function and the schedule that runs it.
 // On AWS it is also how a container that exits by itself is noticed: within one schedule
 // period plus one pass.
@@ -22,6 +33,15 @@ type Reconciler struct {
 	Schedule awsscheduler.CfnSchedule
 }
 
+// reconcilerReserved is the reconciler's reserved concurrency: 1, or none with
+// Props.UseReservedConcurrency off.
+func reconcilerReserved(p Props) int {
+	if p.UseReservedConcurrency {
+		return 1
+	}
+	return 0
+}
+
 func newReconciler(scope constructs.Construct, p Props, common map[string]*string, tables *Tables, pl *Pipeline) (*Reconciler, error) {
 	r := &Reconciler{Construct: constructs.NewConstruct(scope, jsii.String("Reconciler"))}
 	fn, err := newFunction(r.Construct, p, common, functionSpec{
@@ -29,8 +49,9 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 		description: "berth reconciler (one bounded pass per schedule tick)",
 		timeout:     ReconcilerTimeout,
 		// One pass at a time: a tick that finds a pass still running is dropped; the next one
-		// comes a period later.
-		reserved: 1,
+		// comes a period later. Without the reservation a long pass may overlap the next one,
+		// which reconcile.Reconciler allows.
+		reserved: reconcilerReserved(p),
 		inVPC:    true,
 		env: merge(queueEnv(pl), runtimeEnv(p), map[string]*string{
 			envOutboxSweepAfter: jsii.String(strconv.Itoa(p.OutboxSweepAfterSeconds) + "s"),
@@ -47,6 +68,12 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 		return nil, err
 	}
 	r.Function = fn
+	// The Scheduler invokes asynchronously: Lambda itself would retry a failed pass twice and
+	// keep a throttled tick for 6 hours. Neither: the next tick runs a pass anyway.
+	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+		RetryAttempts: jsii.Number(0),
+		MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(ReconcilerMaxEventAge.Seconds())),
+	})
 
 	role := awsiam.NewRole(r.Construct, jsii.String("ScheduleRole"), &awsiam.RoleProps{
 		// Only schedules of this account may use the role.
@@ -68,6 +95,7 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 			RoleArn: role.RoleArn(),
 			// A failed pass is not retried: the next tick runs one anyway.
 			RetryPolicy: &awsscheduler.CfnSchedule_RetryPolicyProperty{MaximumRetryAttempts: jsii.Number(ReconcilerScheduleRetries)},
+			Input:       jsii.String(ReconcileScheduleInput),
 		},
 	})
 	return r, nil

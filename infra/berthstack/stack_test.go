@@ -60,6 +60,35 @@ func TestCreateWorkerConcurrency(t *testing.T) {
 	}
 }
 
+// TestNoReservedConcurrency: with UseReservedConcurrency off no function reserves concurrency
+// (a new account's quota has no room for any), and the create mapping's maximum concurrency is
+// the create limit (AWS's floor of 2 for a limit of 1).
+func TestNoReservedConcurrency(t *testing.T) {
+	for _, tc := range []struct {
+		limit, wantMapping int
+	}{
+		{limit: 3, wantMapping: 3},
+		{limit: 1, wantMapping: 2},
+	} {
+		t.Run(fmt.Sprint(tc.limit), func(t *testing.T) {
+			s := synth(t, withProps(func(p *Props) { p.CreateQueueMaxConcurrency, p.UseReservedConcurrency = tc.limit, false }))
+			for id, props := range s.ofType("AWS::Lambda::Function") {
+				if r, ok := props["ReservedConcurrentExecutions"]; ok {
+					t.Errorf("%s reserves %v", id, r)
+				}
+			}
+			s.has(t, "AWS::Lambda::EventSourceMapping", map[string]any{
+				"FunctionName":  ref(s.logicalID(t, s.stack.Workers.Create)),
+				"ScalingConfig": map[string]any{"MaximumConcurrency": tc.wantMapping},
+			})
+		})
+	}
+	s := synth(t, DefaultProps())
+	if got := num(s.props(t, s.logicalID(t, s.stack.Reconciler.Function))["ReservedConcurrentExecutions"]); got != 1 {
+		t.Errorf("reconciler ReservedConcurrentExecutions = %v by default, want 1", got)
+	}
+}
+
 // TestDispatcherMapping: INSERTs only, partial batch failures, bisect, bounded retries and
 // record age, and an on-failure destination.
 func TestDispatcherMapping(t *testing.T) {
@@ -474,8 +503,11 @@ func TestAuth(t *testing.T) {
 	s := synth(t, DefaultProps())
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "ANY " + APIRoutePath, "AuthorizationType": "JWT"})
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + OpenAPIRoutePath, "AuthorizationType": "NONE"})
-	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 2 {
-		t.Errorf("%d routes, want 2 (every path behind the authorizer but the OpenAPI document)", n)
+	// The probes without a token (docs/api.md); /healthz stays under the authorized proxy route.
+	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET /livez", "AuthorizationType": "NONE"})
+	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET /readyz", "AuthorizationType": "NONE"})
+	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 4 {
+		t.Errorf("%d routes, want 4 (every path behind the authorizer but the OpenAPI document, /livez and /readyz)", n)
 	}
 }
 
@@ -511,5 +543,53 @@ func TestEnvNames(t *testing.T) {
 	}
 	if envConfigSecret != lambdaenv.ConfigSecretVar {
 		t.Errorf("the secret's variable is %s, the functions read %s", envConfigSecret, lambdaenv.ConfigSecretVar)
+	}
+}
+
+// TestQueuesRefuseInsecureTransport: each of the five queues' policies denies every SQS action
+// on it to anyone not using TLS (aws:SecureTransport false).
+func TestQueuesRefuseInsecureTransport(t *testing.T) {
+	s := synth(t, DefaultProps())
+	queues := s.ofType("AWS::SQS::Queue")
+	if len(queues) != 5 {
+		t.Fatalf("%d queues, want 5", len(queues))
+	}
+	for id := range queues {
+		s.has(t, "AWS::SQS::QueuePolicy", map[string]any{
+			"Queues": []any{ref(id)},
+			"PolicyDocument": map[string]any{"Statement": []any{map[string]any{
+				"Action": "sqs:*", "Effect": "Deny", "Principal": map[string]any{"AWS": "*"},
+				"Resource":  getAtt(id, "Arn"),
+				"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+			}}},
+		})
+	}
+}
+
+// TestReconcilerAsyncInvoke: the Scheduler's asynchronous invocations are neither retried by
+// Lambda nor kept past a minute.
+func TestReconcilerAsyncInvoke(t *testing.T) {
+	s := synth(t, DefaultProps())
+	s.has(t, "AWS::Lambda::EventInvokeConfig", map[string]any{
+		"FunctionName":             ref(s.logicalID(t, s.stack.Reconciler.Function)),
+		"Qualifier":                "$LATEST",
+		"MaximumRetryAttempts":     0,
+		"MaximumEventAgeInSeconds": 60,
+	})
+	if n := len(s.ofType("AWS::Lambda::EventInvokeConfig")); n != 1 {
+		t.Errorf("%d async invoke configs, want the reconciler's only", n)
+	}
+}
+
+// TestUserPoolMfa: the stack's pool offers MFA with an authenticator app by default and
+// requires it with UserPoolMfa ON; passwords need a symbol too.
+func TestUserPoolMfa(t *testing.T) {
+	for _, mfa := range UserPoolMfaChoices {
+		s := synth(t, withProps(func(p *Props) { p.UserPoolMfa = mfa }))
+		s.has(t, "AWS::Cognito::UserPool", map[string]any{
+			"MfaConfiguration": mfa,
+			"EnabledMfas":      []any{"SOFTWARE_TOKEN_MFA"},
+			"Policies":         map[string]any{"PasswordPolicy": map[string]any{"MinimumLength": 12, "RequireSymbols": true}},
+		})
 	}
 }

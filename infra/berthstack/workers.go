@@ -27,6 +27,8 @@ type Workers struct {
 // limit of 1 the mapping gets this floor and the reserved concurrency of 1 holds the limit:
 // the poller may then try a second invocation, which is throttled and returns the message to
 // the queue, where it waits out its visibility timeout and spends one receive of MaxAttempts.
+// Without reserved concurrency (Props.UseReservedConcurrency off) nothing lowers it: a limit
+// of 1 is then 2 creates at once (docs/deploy.md).
 const MinSQSMaxConcurrency = 2
 
 // workerTables are the tables a worker or the reconciler uses (not idempotency: only creates
@@ -87,9 +89,14 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 	}
 	var err error
 	// The create limit: never more invocations than slots. Each invocation holds its slot
-	// until the container is stable or create_start_timeout passes.
+	// until the container is stable or create_start_timeout passes. Without the reservation
+	// the mapping's maximum concurrency below holds it.
+	reserved := 0
+	if p.UseReservedConcurrency {
+		reserved = p.CreateQueueMaxConcurrency
+	}
 	if w.Create, err = worker("CreateWorkerFunction", "berth create worker (one create per invocation; the invocation is the slot)",
-		pl.Create.Queue, p.CreateQueueMaxConcurrency); err != nil {
+		pl.Create.Queue, reserved); err != nil {
 		return nil, err
 	}
 	w.CreateMapping = awslambda.NewCfnEventSourceMapping(w.Construct, jsii.String("Creates"), &awslambda.CfnEventSourceMappingProps{
@@ -98,7 +105,8 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 		BatchSize:             jsii.Number(1),
 		FunctionResponseTypes: jsii.Strings("ReportBatchItemFailures"),
 		// The poller never invokes past the reserved concurrency, so a create is not
-		// throttled back to the queue (spending an attempt) while the slots are full.
+		// throttled back to the queue (spending an attempt) while the slots are full; without
+		// a reservation this is the create limit.
 		ScalingConfig: &awslambda.CfnEventSourceMapping_ScalingConfigProperty{
 			MaximumConcurrency: jsii.Number(max(p.CreateQueueMaxConcurrency, MinSQSMaxConcurrency)),
 		},

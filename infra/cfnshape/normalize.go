@@ -16,6 +16,7 @@ import (
 //   - a Lambda permission's SourceArn: the template scopes it to the API (/*), the CDK to the route's
 //     own path; both name the same API, which is what is compared; and its FunctionName, a
 //     name or an ARN for the same function;
+//   - an async invoke config's empty DestinationConfig, which SAM writes for none;
 //   - the CDK's own metadata resource.
 func Normalize(r *Resolved) {
 	for id, res := range r.Resources {
@@ -28,6 +29,10 @@ func Normalize(r *Resolved) {
 		switch res.Type {
 		case "AWS::Lambda::Function":
 			delete(props, "Code")
+		case "AWS::Lambda::EventInvokeConfig":
+			if d, ok := props["DestinationConfig"].(map[string]any); ok && len(d) == 0 {
+				delete(props, "DestinationConfig")
+			}
 		case "AWS::Lambda::Permission":
 			props["FunctionName"] = refTo(firstRef(props["FunctionName"]))
 			if api := firstRef(props["SourceArn"]); api != nil {

@@ -1,6 +1,9 @@
 package container
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Op is an operation a worker carries out on the runtime.
 type Op string
@@ -27,14 +30,13 @@ const (
 	OpGroupDelete   Op = "group_delete"
 )
 
-// Valid reports whether op is one of the four operations or a cleanup.
-func (op Op) Valid() bool {
-	switch op {
-	case OpCreate, OpStart, OpStop, OpDelete, OpCleanupStop, OpCleanupDelete, OpGroupStop, OpGroupDelete:
-		return true
-	}
-	return false
+// Ops are every operation a worker carries out: the four and the cleanups.
+func Ops() []Op {
+	return []Op{OpCreate, OpStart, OpStop, OpDelete, OpCleanupStop, OpCleanupDelete, OpGroupStop, OpGroupDelete}
 }
+
+// Valid reports whether op is one of the four operations or a cleanup.
+func (op Op) Valid() bool { return slices.Contains(Ops(), op) }
 
 // Cleanup reports whether op applies a group policy rather than a user's
 // request: its failure never fails the member.

@@ -248,10 +248,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		if err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
-		conc := o.DefaultConcurrency
-		if f.ReservedConcurrency > 0 {
-			conc = f.ReservedConcurrency
-		}
+		conc := functionConcurrency(f, o.DefaultConcurrency)
 		fn := newFunction(id, conc, f.Timeout, rie, bootstrap, functionEnv(f, env, containerEnv, cfgPath, tplOpts.Region), log, o.FunctionOutput)
 		fn.onStart = o.OnInstanceStart
 		fns[id] = fn
@@ -496,4 +493,15 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// functionConcurrency is how many instances of f run at once: its reserved
+// concurrency, or def without one (UseReservedConcurrency=false deploys the
+// CreateWorker so; its queue mapping's MaximumConcurrency then bounds the
+// creates, see queuePoller.concurrency).
+func functionConcurrency(f *samtemplate.Function, def int) int {
+	if f.ReservedConcurrency > 0 {
+		return f.ReservedConcurrency
+	}
+	return def
 }

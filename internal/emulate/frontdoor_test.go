@@ -35,6 +35,26 @@ func TestFrontDoor(t *testing.T) {
 			t.Errorf("POST /api/openapi.json without a token: %d %s, want the authorizer's 401 (only GET is open)", r.status, r.body)
 		}
 	})
+	t.Run("probes without a token", func(t *testing.T) {
+		// template.yaml routes GET /livez and GET /readyz without the
+		// authorizer; /healthz is the admins' (401 at the gateway, 403 for
+		// a user).
+		if r := st.do(http.MethodGet, "/livez", "", nil); r.status != http.StatusOK || r.json(t)["status"] != "ok" {
+			t.Errorf("GET /livez without a token: %d %s", r.status, r.body)
+		}
+		if r := st.do(http.MethodGet, "/readyz", "", nil); r.status != http.StatusOK || r.json(t)["status"] != "ready" {
+			t.Errorf("GET /readyz without a token: %d %s", r.status, r.body)
+		}
+		if r := st.do(http.MethodGet, "/healthz", "", nil); r.status != http.StatusUnauthorized {
+			t.Errorf("GET /healthz without a token: %d %s, want the authorizer's 401", r.status, r.body)
+		}
+		if r := st.do(http.MethodGet, "/healthz", aliceToken, nil); r.status != http.StatusForbidden {
+			t.Errorf("GET /healthz as a user: %d %s, want 403", r.status, r.body)
+		}
+		if r := st.do(http.MethodGet, "/healthz", adminToken, nil); r.status != http.StatusOK {
+			t.Errorf("GET /healthz as an admin: %d %s", r.status, r.body)
+		}
+	})
 	t.Run("ownership", func(t *testing.T) {
 		if r := st.do(http.MethodGet, "/api/containers/"+aliceID, bobToken, nil); r.status != http.StatusNotFound {
 			t.Errorf("bob gets alice's container: %d %s", r.status, r.body)

@@ -50,6 +50,26 @@ type scheduler struct {
 	log    *slog.Logger
 }
 
+// contextAttributes fills in the EventBridge Scheduler context attributes
+// an Input names (<aws.scheduler.schedule-arn> …), as the Scheduler does
+// at each invocation; the Input is otherwise sent as it is.
+func (sc *scheduler) contextAttributes(input string, now time.Time) string {
+	if !strings.Contains(input, "<aws.scheduler.") {
+		return input
+	}
+	return strings.NewReplacer(
+		"<aws.scheduler.schedule-arn>", sc.arn(),
+		"<aws.scheduler.scheduled-time>", now.UTC().Truncate(time.Second).Format(time.RFC3339),
+		"<aws.scheduler.execution-id>", newUUID(),
+		"<aws.scheduler.attempt-number>", "1", // no retries are emulated
+	).Replace(input)
+}
+
+// arn is the schedule's ARN, in the default schedule group.
+func (sc *scheduler) arn() string {
+	return "arn:aws:scheduler:" + sc.region + ":" + samtemplate.DefaultAccountID + ":schedule/default/" + sc.s.Name
+}
+
 func (sc *scheduler) run(ctx context.Context) {
 	t := time.NewTicker(sc.every)
 	defer t.Stop()
@@ -58,11 +78,11 @@ func (sc *scheduler) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			payload := []byte(sc.s.Input)
+			payload := []byte(sc.contextAttributes(sc.s.Input, now))
 			if len(payload) == 0 {
 				ev := events.EventBridgeEvent{Version: "0", ID: newUUID(), DetailType: "Scheduled Event", Source: "aws.scheduler",
 					AccountID: samtemplate.DefaultAccountID, Time: now.UTC().Truncate(time.Second), Region: sc.region,
-					Resources: []string{"arn:aws:scheduler:" + sc.region + ":" + samtemplate.DefaultAccountID + ":schedule/default/" + sc.s.Name},
+					Resources: []string{sc.arn()},
 					Detail:    json.RawMessage(`{}`)}
 				payload, _ = json.Marshal(ev)
 			}

@@ -53,6 +53,19 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	}
 	claims := make(map[string]string, len(raw.RequestContext.Authorizer.JWT.Claims))
 	for k, v := range raw.RequestContext.Authorizer.JWT.Claims {
+		if k == "sub" {
+			// The subject is a string (OpenID Connect Core 1.0, 2), and a
+			// claim keeps its JSON type ("the string "42" and the number 42
+			// stay distinct", API Gateway's JWT claims): a sub of another
+			// type is no subject, rather than one that could be taken for
+			// the user whose sub is its text. The request is then
+			// unauthenticated (401).
+			var sub string
+			if json.Unmarshal(v, &sub) == nil {
+				claims[k] = sub
+			}
+			continue
+		}
 		if text, ok := claimText(v); ok {
 			claims[k] = text
 		}
@@ -65,7 +78,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 
 // claimText is a claim as a string: a string as is, null as absent, and
 // anything else (an array of groups, a number such as auth_time) as its
-// compact JSON text, which Groups reads as a list.
+// compact JSON text, which Groups reads as a list. The sub claim is the
+// exception: only a string is a subject (see UnmarshalJSON).
 func claimText(v json.RawMessage) (string, bool) {
 	var s string
 	if json.Unmarshal(v, &s) == nil {

@@ -92,7 +92,11 @@ func (a *Adapter) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest)
 	}
 	w := newResponseWriter()
 	a.h.ServeHTTP(w, req)
-	return w.response(req.Method), nil
+	resp = w.response(req.Method)
+	if base, _ := stagePrefix(ev); base != "" {
+		withBasePath(&resp, base)
+	}
+	return resp, nil
 }
 
 // Request rebuilds the HTTP request API Gateway received, with the caller
@@ -106,7 +110,8 @@ func (a *Adapter) Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 	if !isToken(method) {
 		return nil, fmt.Errorf("invalid method %q", method)
 	}
-	u, err := requestURL(ev)
+	_, raw := stagePrefix(ev)
+	u, err := requestURL(raw, ev.RawQueryString)
 	if err != nil {
 		return nil, err
 	}
@@ -166,11 +171,18 @@ func (a *Adapter) Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 	return req, nil
 }
 
-// requestURL is the path and query string the client sent: rawPath (or
-// requestContext.http.path) and rawQueryString, both still encoded, with a
-// named stage taken off the front: HTTP API puts it in rawPath
-// (/prod/api/containers) while the handler's routes start at /api.
-func requestURL(ev events.APIGatewayV2HTTPRequest) (*url.URL, error) {
+// stagePrefix splits the path the client sent (rawPath, or
+// requestContext.http.path, still encoded) into the named stage's prefix
+// and the path the handler routes. Through the API's own endpoint
+// ({api-id}.execute-api.{region}.amazonaws.com) a named stage is the first
+// segment of rawPath (/prod/api/containers) while the routes start at /api,
+// so the prefix is taken off, and put back on what the response points the
+// client to (withBasePath). Through a custom domain the API mapping has
+// already taken its own path off and rawPath starts at the route: nothing
+// is taken off, so a stage named "api" does not eat the route's own /api.
+// $default has no prefix. An event without a domain name (a test's, an
+// emulator's) is taken as the API's own endpoint.
+func stagePrefix(ev events.APIGatewayV2HTTPRequest) (base, path string) {
 	raw := ev.RawPath
 	if raw == "" {
 		raw = ev.RequestContext.HTTP.Path
@@ -178,11 +190,53 @@ func requestURL(ev events.APIGatewayV2HTTPRequest) (*url.URL, error) {
 	if !strings.HasPrefix(raw, "/") {
 		raw = "/" + raw
 	}
-	if stage := ev.RequestContext.Stage; stage != "" && stage != "$default" {
-		if rest, ok := strings.CutPrefix(raw, "/"+stage); ok && (rest == "" || rest[0] == '/') {
-			raw = rest
-		}
+	stage, domain := ev.RequestContext.Stage, ev.RequestContext.DomainName
+	if stage == "" || stage == "$default" || (domain != "" && !isExecuteAPIDomain(domain)) {
+		return "", raw
 	}
+	if rest, ok := strings.CutPrefix(raw, "/"+stage); ok && (rest == "" || rest[0] == '/') {
+		return "/" + stage, rest
+	}
+	return "", raw
+}
+
+// isExecuteAPIDomain reports whether host is an API's own endpoint
+// ({api-id}.execute-api.{region}.amazonaws.com, .com.cn in China) rather
+// than a custom domain name.
+func isExecuteAPIDomain(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	return strings.Contains(host, ".execute-api.") &&
+		(strings.HasSuffix(host, ".amazonaws.com") || strings.HasSuffix(host, ".amazonaws.com.cn"))
+}
+
+// withBasePath puts a stage's prefix back on what a response points the
+// client to: a Location header and a problem's instance that are paths
+// from the API's root.
+func withBasePath(resp *events.APIGatewayV2HTTPResponse, base string) {
+	rooted := func(p string) bool { return strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") }
+	if loc, ok := resp.Headers["Location"]; ok && rooted(loc) {
+		resp.Headers["Location"] = base + loc
+	}
+	if resp.IsBase64Encoded || !strings.HasPrefix(resp.Headers["Content-Type"], "application/problem+json") {
+		return
+	}
+	var problem map[string]json.RawMessage
+	if json.Unmarshal([]byte(resp.Body), &problem) != nil {
+		return
+	}
+	var instance string
+	if json.Unmarshal(problem["instance"], &instance) != nil || !rooted(instance) {
+		return
+	}
+	problem["instance"], _ = json.Marshal(base + instance)
+	if body, err := json.Marshal(problem); err == nil {
+		resp.Body = string(body) + "\n"
+	}
+}
+
+// requestURL is the path the handler routes (still encoded) and the
+// client's rawQueryString as a URL.
+func requestURL(raw, query string) (*url.URL, error) {
 	if raw == "" {
 		raw = "/"
 	}
@@ -190,7 +244,7 @@ func requestURL(ev events.APIGatewayV2HTTPRequest) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid path %q: %w", raw, err)
 	}
-	u := &url.URL{Path: p, RawQuery: ev.RawQueryString}
+	u := &url.URL{Path: p, RawQuery: query}
 	if u.EscapedPath() != raw {
 		u.RawPath = raw
 	}
@@ -246,21 +300,37 @@ func validSubject(sub string) bool {
 	return true
 }
 
-// Groups splits a groups claim as API Gateway passes it on. A JWT array
-// claim arrives flattened to a string: `[berth-admin other]` from the JWT
-// authorizer, sometimes a JSON array `["berth-admin","other"]`, and a
-// claim that was a string to begin with is a comma or space separated list.
+// Groups splits a groups claim as API Gateway passes it on.
+//
+//   - An HTTP API's JWT authorizer flattens an array claim to one string:
+//     its elements, unquoted and unescaped, between brackets and separated
+//     by single spaces: ["ops", "berth-admin"] arrives as `[ops berth-admin]`.
+//     The elements are split on white space only: a comma belongs to a
+//     group's name, so `[x,berth-admin other]` is the groups "x,berth-admin"
+//     and "other", not berth-admin.
+//   - A claim that arrives with its JSON type (Event keeps it as its JSON
+//     text, as a REST API's JWT authorizer sends it) is a JSON array:
+//     `["ops","berth-admin"]`; an element that is not a string is its JSON
+//     text.
+//   - A claim that was a string in the token is the identity provider's own
+//     list, comma or space separated.
 func Groups(claim string) []string {
 	s := strings.TrimSpace(claim)
 	if s == "" {
 		return nil
 	}
-	if strings.HasPrefix(s, "[") {
-		var list []string
+	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		var list []json.RawMessage
 		if json.Unmarshal([]byte(s), &list) == nil {
-			return list
+			out := make([]string, 0, len(list))
+			for _, e := range list {
+				if text, ok := claimText(e); ok && text != "" {
+					out = append(out, text)
+				}
+			}
+			return out
 		}
-		s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+		return strings.Fields(s[1 : len(s)-1])
 	}
 	fields := strings.FieldsFunc(s, func(r rune) bool {
 		return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r'

@@ -185,7 +185,14 @@ func TestGroups(t *testing.T) {
 		{"berth-admin,other", []string{"berth-admin", "other"}},
 		{"berth-admin, other", []string{"berth-admin", "other"}},
 		{"other berth-admin", []string{"other", "berth-admin"}},
-		{"[a, b]", []string{"a", "b"}},
+		// API Gateway separates with spaces only: a comma is part of a name
+		// (issue #24: "[x,berth-admin other]" is no admin).
+		{"[a, b]", []string{"a,", "b"}},
+		{"[x,berth-admin other]", []string{"x,berth-admin", "other"}},
+		{"[berth-admin,x]", []string{"berth-admin,x"}},
+		{"[ berth-admin ]", []string{"berth-admin"}},
+		{`[1,"berth-admin",{"a":1}]`, []string{"1", "berth-admin", `{"a":1}`}},
+		{"[x berth-admin", []string{"[x", "berth-admin"}},
 		{"berth-admins", []string{"berth-admins"}},
 	}
 	for _, tc := range cases {

@@ -1,0 +1,80 @@
+package berthstack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+// NagSuppression is one cdk-nag finding the stack keeps on purpose, and why. AppliesTo, when
+// set, narrows it to the findings of a rule about those policies or resources (ECMA-262
+// regular expressions over cdk-nag's "Policy::…" / "Resource::…" names).
+type NagSuppression struct {
+	ID, Reason string
+	AppliesTo  []string
+}
+
+// stackNagSuppressions are the AwsSolutions findings kept across the whole stack.
+var stackNagSuppressions = []NagSuppression{
+	{ID: "AwsSolutions-IAM4", AppliesTo: []string{
+		`^Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole$`,
+		`^Policy::arn:<AWS::Partition>:iam::aws:policy/AWSXrayWriteOnlyAccess$`,
+		`^Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole$`,
+	}, Reason: "AWS's own narrow policies for a Lambda function's logs, X-Ray segments and VPC network interfaces, " +
+		"the ones SAM attaches to template.yaml's roles; a copy would only fall behind them"},
+	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::<Tables[A-Za-z0-9]+\.Arn>/index/\*$`},
+		Reason: "the indexes of one berth table (by_owner, by_status_key, undispatched), named by its ARN: DynamoDB " +
+			"grants queries per index ARN and the set of indexes is the table's own"},
+	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::\*$`},
+		Reason: "ecr:GetAuthorizationToken (the workers' pull tokens) and dynamodb:ListStreams (the stream mapping) have " +
+			"no resource-level permissions: * is the only resource they accept; every other action names its resources"},
+	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/.*/\*$`},
+		Reason: "ssm:GetParameter under the deployment's SecretsParameterPath only: templates name their secrets " +
+			"(secret_env) at run time, so the workers read that folder, not a fixed list"},
+	{ID: "AwsSolutions-SQS3",
+		Reason: "StreamFailureQueue is itself the outbox stream mapping's on-failure destination, read by the operator " +
+			"(its items stay pending in the outbox table and the reconciler's sweep sends them): a DLQ behind it would hold nothing"},
+}
+
+// NagSuppressions records on s the AwsSolutions findings berth keeps on purpose, each with its
+// reason: the stack-wide ones above, the open routes (the OpenAPI document and the two probes)
+// and, for the stack's Cognito pool, MFA when p does not require it and the Plus feature plan.
+// infra's tests run cdk-nag over stacks with these and fail on any finding left.
+func NagSuppressions(s *Stack, p Props) {
+	add := func(c constructs.IConstruct, list []NagSuppression) {
+		var out []*cdknag.NagPackSuppression
+		for _, n := range list {
+			sup := &cdknag.NagPackSuppression{Id: jsii.String(n.ID), Reason: jsii.String(n.Reason)}
+			if len(n.AppliesTo) > 0 {
+				var to []any
+				for _, re := range n.AppliesTo {
+					to = append(to, &cdknag.RegexAppliesTo{Regex: jsii.String("/" + re + "/")})
+				}
+				sup.AppliesTo = &to
+			}
+			out = append(out, sup)
+		}
+		cdknag.NagSuppressions_AddResourceSuppressions(c, &out, jsii.Bool(true))
+	}
+	add(s.Stack, stackNagSuppressions)
+	for _, c := range *s.API.HTTPAPI.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		if r, ok := c.(awsapigatewayv2.CfnRoute); ok && r.AuthorizationType() != nil && *r.AuthorizationType() == "NONE" {
+			add(r, []NagSuppression{{ID: "AwsSolutions-APIG4",
+				Reason: "open on purpose (docs/api.md): the OpenAPI document and the /livez and /readyz probes say nothing " +
+					"about users; every other route has the JWT authorizer"}})
+		}
+	}
+	if s.API.UserPool == nil {
+		return
+	}
+	pool := []NagSuppression{{ID: "AwsSolutions-COG8",
+		Reason: "threat protection needs the Plus feature plan (UserPoolTier), billed per active user, which template.yaml " +
+			"cannot state while its Go reader (goformation) lacks the property: docs/deploy.md says how to turn it on"}}
+	if p.UserPoolMfa != "ON" {
+		pool = append(pool, NagSuppression{ID: "AwsSolutions-COG2",
+			Reason: "MFA is offered to every user (OPTIONAL, authenticator apps) so that a first admin can sign in with " +
+				"the CLI's password flow; UserPoolMfa=ON requires it (prod in samconfig.toml)"})
+	}
+	add(s.API.UserPool, pool)
+}
