@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 	"github.com/berth-io/berth/internal/store/storetest"
@@ -20,11 +22,23 @@ import (
 )
 
 // TestWorkerWithoutRuntime: with neither docker.hosts nor
-// kubernetes.clusters configured the worker function starts (it used to
-// exit at init, leaving creates pending with their admission slots held),
-// and a create that reaches it fails at once, on its first delivery, with
-// the reason, releasing its slot.
+// kubernetes.clusters configured, and with an EKS cluster only, the worker
+// function starts (it used to exit at init on "docker runtime: no hosts
+// configured", leaving creates pending with their admission slots held),
+// and a Docker create that reaches it fails at once, on its first
+// delivery, with the reason, releasing its slot.
 func TestWorkerWithoutRuntime(t *testing.T) {
+	for name, doc := range map[string]string{
+		"none":     "",
+		"eks only": "kubernetes:\n  clusters:\n    - {name: eks-prod, eks_cluster: prod, region: eu-west-1}\n",
+	} {
+		t.Run(name, func(t *testing.T) { workerWithout(t, doc) })
+	}
+}
+
+// workerWithout runs TestWorkerWithoutRuntime with the configuration
+// document doc (none when empty) as the function's config file.
+func workerWithout(t *testing.T, doc string) {
 	ctx := context.Background()
 	ddb := teststores.DynamoClient(t)
 	prefix := fmt.Sprintf("nort%d-", time.Now().UnixNano()%1e9)
@@ -33,7 +47,7 @@ func TestWorkerWithoutRuntime(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = dynamostore.DeleteTables(context.Background(), ddb, prefix) })
 	const createURL = "http://127.0.0.1:1/000000000000/nort-create"
-	for k, v := range map[string]string{
+	vars := map[string]string{
 		"BERTH_STORE_TABLE_PREFIX":        prefix,
 		"BERTH_QUEUE_CREATE_QUEUE_URL":    createURL,
 		"BERTH_QUEUE_LIFECYCLE_QUEUE_URL": "http://127.0.0.1:1/000000000000/nort-lifecycle",
@@ -41,7 +55,16 @@ func TestWorkerWithoutRuntime(t *testing.T) {
 		"AWS_REGION":                      "us-east-1",
 		"AWS_ACCESS_KEY_ID":               "local",
 		"AWS_SECRET_ACCESS_KEY":           "local",
-	} {
+	}
+	if doc != "" {
+		path := filepath.Join(t.TempDir(), "config.yml")
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		vars[lambdaenv.ConfigFileVar] = path
+		vars["BERTH_CONTAINER_ALLOWED_RUNTIMES"] = "docker,kubernetes"
+	}
+	for k, v := range vars {
 		t.Setenv(k, v) // the SDK's default chain reads the process environment
 	}
 	fn, err := setup(ctx, os.LookupEnv, os.Environ(), slog.New(slog.DiscardHandler))
