@@ -30,8 +30,8 @@ import (
 	"github.com/berth-io/berth/internal/queue/memqueue"
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/runtime/configured"
 	"github.com/berth-io/berth/internal/runtime/docker"
-	"github.com/berth-io/berth/internal/runtime/kubernetes"
 	"github.com/berth-io/berth/internal/secrets"
 	"github.com/berth-io/berth/internal/store/boltstore"
 	"github.com/berth-io/berth/internal/worker"
@@ -121,8 +121,7 @@ type server struct {
 
 	store      *boltstore.Store
 	manager    *manager.Manager
-	docker     *docker.Runtime
-	kube       *kubernetes.Runtime // nil without kubernetes.clusters
+	rts        *configured.Runtimes // Docker, Kubernetes, both or none
 	runtimes   *runtime.Resolver
 	queues     map[outbox.QueueName]*memqueue.Queue
 	dispatcher *outbox.Dispatcher
@@ -135,6 +134,12 @@ type server struct {
 	mu     sync.Mutex
 	images []docker.ImageStatus
 }
+
+// closerFunc is a func() as an io.Closer, for newServer's cleanup list.
+type closerFunc func()
+
+// Close calls f.
+func (f closerFunc) Close() error { f(); return nil }
 
 func newServer(ctx context.Context, cfg *config.Config, configPath string, log *slog.Logger, out io.Writer) (_ *server, err error) {
 	s := &server{cfg: cfg, configPath: configPath, log: log, out: out}
@@ -167,16 +172,11 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 		emf = metrics.New(out, map[string]string{"Service": "berth-local"})
 	}
 
-	rt, err := docker.New(cfg.Docker, docker.Options{Scope: cfg.Docker.Scope, Logger: log})
-	if err != nil {
+	if s.rts, err = configured.Build(cfg, log, nil); err != nil {
 		return nil, err
 	}
-	s.docker = rt
-	opened = append(opened, rt)
-	if s.kube, err = kubernetes.FromConfig(cfg, log); err != nil {
-		return nil, err
-	}
-	if s.runtimes, err = runtime.NewResolver(s.allRuntimes()...); err != nil {
+	opened = append(opened, closerFunc(s.rts.Close))
+	if s.runtimes, err = s.rts.Resolver(); err != nil {
 		return nil, err
 	}
 
@@ -243,7 +243,7 @@ func (s *server) putTemplates(ctx context.Context, dir string) error {
 // close releases what newServer opened, for a start-up that goes no further.
 func (s *server) close() {
 	s.listener.Close()
-	s.docker.Close()
+	s.rts.Close()
 	s.store.Close()
 }
 
@@ -273,6 +273,9 @@ func (s *server) printStartup(mode string) {
 	for _, c := range s.cfg.Kubernetes.Clusters {
 		fmt.Fprintf(s.out, "  kubernetes: %s, namespace %s (capacity %d)\n", c.Name, c.Namespace, c.Capacity)
 	}
+	if err := s.manager.Runnable(); err != nil {
+		fmt.Fprintf(s.out, "  runtime:  none: creates are refused until docker.hosts or kubernetes.clusters lists one\n")
+	}
 	fmt.Fprintf(s.out, "  identity: %s\n", mode)
 	fmt.Fprintf(s.out, "  creates:  at most %d at once, %d waiting\n", s.cfg.Container.CreateQueueMaxConcurrency, s.cfg.Container.CreateQueueMaxPending)
 }
@@ -283,7 +286,7 @@ func (s *server) printStartup(mode string) {
 // still in the outbox and resumes at the next start.
 func (s *server) run(ctx context.Context) error {
 	defer s.store.Close()
-	defer s.docker.Close()
+	defer s.rts.Close()
 
 	loops, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLoops()
@@ -302,19 +305,19 @@ func (s *server) run(ctx context.Context) error {
 	if err := s.recoverQueues(ctx); err != nil {
 		return err
 	}
-	rec, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, s.store, s.allRuntimes(), s.dispatcher, s.log, nil))
+	rec, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, s.store, s.rts.All(), s.dispatcher, s.log, nil))
 	if err != nil {
 		return fmt.Errorf("reconciler: %w", err)
 	}
 	goLoop("watcher", func(ctx context.Context) { _ = s.watcher.Run(ctx) })
-	for _, rt := range s.allRuntimes() {
+	for _, rt := range s.rts.All() {
 		// A start the state loop cannot take (a failed instance's) is
 		// converged at once by the reconciler's own rule.
 		goLoop("state "+rt.Kind(), func(ctx context.Context) { monitor.Run(ctx, rt, monitor.Converging(s.manager, rec), s.log) })
 	}
 	goLoop("purge", s.purgeLoop)
 	goLoop("reconciler", func(ctx context.Context) { rec.Loop(ctx, s.cfg.Container.ReconcileEvery) })
-	if s.cfg.Container.RefreshImageStatusOnStart {
+	if s.cfg.Container.RefreshImageStatusOnStart && s.rts.Docker != nil {
 		goLoop("images", s.checkImages)
 	}
 
@@ -349,15 +352,6 @@ func (s *server) run(ctx context.Context) error {
 	wg.Wait()
 	s.log.Info("stopped")
 	return nil
-}
-
-// allRuntimes are the runtimes configured: Docker, and Kubernetes when
-// clusters are.
-func (s *server) allRuntimes() []runtime.Runtime {
-	if s.kube == nil {
-		return []runtime.Runtime{s.docker}
-	}
-	return []runtime.Runtime{s.docker, s.kube}
 }
 
 // recoverQueues re-sends, at start, what the in-process queues held when the
@@ -413,7 +407,7 @@ func (s *server) purgeLoop(ctx context.Context) {
 // (refresh_image_status_on_start), logs what will fail, and keeps the
 // result for /healthz.
 func (s *server) checkImages(ctx context.Context) {
-	statuses, err := imagestatus.Refresh(ctx, s.store, s.docker, time.Now())
+	statuses, err := imagestatus.Refresh(ctx, s.store, s.rts.Docker, time.Now())
 	if err != nil {
 		s.log.Warn("image check", "error", err)
 	}
@@ -454,9 +448,13 @@ func (s *server) health(ctx context.Context) (bool, any) {
 	qs["create_slots_in_use"] = s.slots.InUse()
 	report["queues"] = qs
 	hosts := map[string]any{}
-	for _, h := range s.docker.Hosts() {
+	var hostNames []string
+	if s.rts.Docker != nil {
+		hostNames = s.rts.Docker.Hosts()
+	}
+	for _, h := range hostNames {
 		var err error
-		if cli := s.docker.Client(h); cli == nil {
+		if cli := s.rts.Docker.Client(h); cli == nil {
 			err = fmt.Errorf("no client for host %q", h)
 		} else {
 			_, err = cli.Ping(ctx, client.PingOptions{})
@@ -469,9 +467,9 @@ func (s *server) health(ctx context.Context) (bool, any) {
 		hosts[h] = entry
 	}
 	report["docker"] = hosts
-	if s.kube != nil {
+	if s.rts.Kubernetes != nil {
 		entry := map[string]any{"ok": true}
-		if err := s.kube.Ping(ctx); err != nil {
+		if err := s.rts.Kubernetes.Ping(ctx); err != nil {
 			degraded = true
 			entry = map[string]any{"ok": false, "error": err.Error()}
 		}

@@ -23,7 +23,11 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	cfg := e.Config
 	logger.Info("api function ready", "table_prefix", cfg.Store.TablePrefix, "region", e.AWS.Region,
 		"admin_claim", cfg.Auth.AdminClaim, "admin_group", cfg.Auth.AdminGroup, "max_pending", cfg.Container.CreateQueueMaxPending)
-	return newAdapter(cfg, e.Store, logger, e.Metrics), nil
+	// The api knows the deployment's nodes only from a packaged file: on
+	// AWS they sit in the runtime secret, which only the workers and the
+	// reconciler may read.
+	file, _ := env(lambdaenv.ConfigFileVar)
+	return adapter(cfg, e.Store, logger, e.Metrics, file != ""), nil
 }
 
 // loadConfig is the configuration of the api function: the DynamoDB store,
@@ -34,8 +38,17 @@ func loadConfig(env func(string) (string, bool)) (*config.Config, error) {
 
 // newAdapter wires the manager, the HTTP API (caller from the request
 // context) and the Lambda adapter (caller from the JWT claims) on s.
+// The nodes (docker.hosts, kubernetes.clusters) are not known to it.
 func newAdapter(cfg *config.Config, s store.Store, logger *slog.Logger, emf *metrics.Emitter) *lambdahttp.Adapter {
-	m := manager.New(lambdaenv.ManagerOptions(cfg, s, logger, emf))
+	return adapter(cfg, s, logger, emf, false)
+}
+
+// adapter is newAdapter; nodesKnown says whether cfg's nodes are the
+// deployment's (manager.Options.NodesKnown).
+func adapter(cfg *config.Config, s store.Store, logger *slog.Logger, emf *metrics.Emitter, nodesKnown bool) *lambdahttp.Adapter {
+	mo := lambdaenv.ManagerOptions(cfg, s, logger, emf)
+	mo.NodesKnown = nodesKnown
+	m := manager.New(mo)
 	h := httpapi.New(httpapi.Options{
 		Manager:   m,
 		Auth:      httpapi.ContextAuth(),

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -16,8 +15,7 @@ import (
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
-	"github.com/berth-io/berth/internal/runtime/docker"
-	"github.com/berth-io/berth/internal/runtime/kubernetes"
+	"github.com/berth-io/berth/internal/runtime/configured"
 	"github.com/berth-io/berth/internal/store"
 )
 
@@ -60,18 +58,12 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 		return nil, err
 	}
 	cfg := e.Config
-	rt, err := docker.New(cfg.Docker, docker.Options{Scope: cfg.Docker.Scope, Logger: logger})
+	rts, err := configured.Build(cfg, logger, lambdaenv.RuntimesHint)
 	if err != nil {
-		return nil, lambdaenv.DockerHostsHint(err)
+		return nil, err
 	}
-	rts := []runtime.Runtime{rt}
-	kube, err := kubernetes.FromConfig(cfg, logger)
-	if err != nil {
-		return nil, fmt.Errorf("%w (kubernetes.clusters comes from the secret named by %s or the file named by %s)",
-			err, lambdaenv.ConfigSecretVar, lambdaenv.ConfigFileVar)
-	}
-	if kube != nil {
-		rts = append(rts, kube)
+	if len(rts.All()) == 0 {
+		logger.Warn("no runtime configured (docker.hosts and kubernetes.clusters are empty): the pass checks no container")
 	}
 	var sw reconcile.Sweeper
 	if lambdaenv.HasQueues(cfg) {
@@ -79,13 +71,20 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	} else {
 		logger.Warn("no queue URLs configured: the outbox sweep is skipped (set BERTH_QUEUE_CREATE_QUEUE_URL and BERTH_QUEUE_LIFECYCLE_QUEUE_URL)")
 	}
-	fn, err := newFunction(cfg, e.Store, rts, sw, e.Metrics, logger)
+	fn, err := newFunction(cfg, e.Store, rts.All(), sw, e.Metrics, logger)
 	if err != nil {
 		return nil, err
 	}
-	fn.refreshImages = imageRefresher(cfg, e.Store, rt, logger)
+	var hosts, clusters []string
+	if rts.Docker != nil {
+		fn.refreshImages = imageRefresher(cfg, e.Store, rts.Docker, logger)
+		hosts = rts.Docker.Hosts()
+	}
+	if rts.Kubernetes != nil {
+		clusters = rts.Kubernetes.Clusters()
+	}
 	logger.Info("reconciler function ready", "table_prefix", cfg.Store.TablePrefix, "region", e.AWS.Region,
-		"docker_hosts", rt.Hosts(), "sweep", sw != nil)
+		"docker_hosts", hosts, "kubernetes_clusters", clusters, "sweep", sw != nil)
 	return fn, nil
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -15,8 +14,7 @@ import (
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/runtime"
-	"github.com/berth-io/berth/internal/runtime/docker"
-	"github.com/berth-io/berth/internal/runtime/kubernetes"
+	"github.com/berth-io/berth/internal/runtime/configured"
 	"github.com/berth-io/berth/internal/secrets"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/worker"
@@ -38,9 +36,9 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, err
 	}
-	rt, err := docker.New(e.Config.Docker, docker.Options{Scope: e.Config.Docker.Scope, Logger: logger})
+	rts, err := configured.Build(e.Config, logger, lambdaenv.RuntimesHint)
 	if err != nil {
-		return nil, lambdaenv.DockerHostsHint(err)
+		return nil, err
 	}
 	var ssmClient secrets.SSMAPI
 	if e.Config.Secrets.Source == config.SecretsSSM {
@@ -50,16 +48,16 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, err
 	}
-	kube, err := kubernetes.FromConfig(e.Config, logger)
+	res, err := rts.Resolver()
 	if err != nil {
-		return nil, fmt.Errorf("%w (kubernetes.clusters comes from the secret named by %s or the file named by %s)",
-			err, lambdaenv.ConfigSecretVar, lambdaenv.ConfigFileVar)
+		return nil, err
 	}
-	var more []runtime.Runtime
-	if kube != nil {
-		more = append(more, kube)
+	if len(rts.All()) == 0 {
+		// The function starts anyway, so that what is queued fails at once
+		// with the reason instead of waiting on a function that cannot start.
+		logger.Warn("no runtime configured (docker.hosts and kubernetes.clusters are empty): every create and start fails at once")
 	}
-	return newFunction(e.Config, e.Store, rt, e.SQS(), sec, e.Metrics, logger, more...)
+	return newFunctionOn(e.Config, e.Store, res, e.SQS(), sec, e.Metrics, logger), nil
 }
 
 // newFunction wires the worker on its parts; tests call it with DynamoDB
@@ -70,6 +68,11 @@ func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClie
 	if err != nil {
 		return nil, err
 	}
+	return newFunctionOn(cfg, st, res, sqsClient, sec, emf, logger), nil
+}
+
+// newFunctionOn wires the worker on the runtimes of res (any mix, or none).
+func newFunctionOn(cfg *config.Config, st store.Store, res *runtime.Resolver, sqsClient sqsqueue.API, sec worker.SecretSource, emf *metrics.Emitter, logger *slog.Logger) *function {
 	m := manager.New(lambdaenv.ManagerOptions(cfg, st, logger, emf))
 	// No local semaphore: the CreateWorker's reserved concurrency (and its
 	// event source's maximum concurrency) is the limit.
@@ -80,7 +83,7 @@ func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClie
 	for _, u := range []string{cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL} {
 		f.queues[lambdaenv.QueueName(u)] = sqsqueue.New(sqsClient, u)
 	}
-	return f, nil
+	return f
 }
 
 // handle processes one batch. Records are grouped by their source queue so

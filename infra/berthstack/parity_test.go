@@ -40,6 +40,7 @@ var parityCases = []struct {
 		ParamSecretsParameterPath:      "/prod/berth/secrets/",
 		ParamReconcileSchedule:         "rate(2 minutes)",
 		ParamAllowedRuntimes:           "docker,kubernetes",
+		ParamEksClusterArns:            "arn:aws:eks:eu-west-1:123456789012:cluster/apps,arn:aws:eks:eu-west-1:123456789012:cluster/batch",
 		ParamEcrRepositoryArns:         "arn:aws:ecr:eu-west-1:123456789012:repository/app,arn:aws:ecr:eu-west-1:123456789012:repository/tools",
 	}},
 	{name: "no reserved concurrency, concurrency 5", params: map[string]string{

@@ -71,6 +71,9 @@ type Props struct {
 	// docker.hosts and their TLS material; only the workers and the reconciler may read it.
 	// Defaults to "" (no Docker hosts until one is set).
 	RuntimeConfigSecretArn string
+	// EksClusterArns are the EKS clusters kubernetes.clusters reaches through eks_cluster: the
+	// workers and the reconciler may call eks:DescribeCluster on these only. Defaults to none.
+	EksClusterArns []string
 	// SecretsParameterPath is the SSM Parameter Store path under which templates' secret_env
 	// names live as SecureStrings; only the two workers read it. Defaults to
 	// DefaultSecretsParameterPath.
@@ -187,6 +190,7 @@ const (
 	ParamWorkspaceRoot             = "WorkspaceRoot"
 	ParamRuntimeConfigSecretArn    = "RuntimeConfigSecretArn"
 	ParamEcrRepositoryArns         = "EcrRepositoryArns"
+	ParamEksClusterArns            = "EksClusterArns"
 	ParamSecretsParameterPath      = "SecretsParameterPath"
 	ParamSubnetIDs                 = "SubnetIds"
 	ParamSecurityGroupIDs          = "SecurityGroupIds"
@@ -202,7 +206,7 @@ func ParamNames() []string {
 	return []string{ParamTablePrefix, ParamJWTIssuer, ParamJWTAudience, ParamAdminClaim, ParamAdminGroup,
 		ParamCreateQueueMaxConcurrency, ParamCreateQueueMaxPending, ParamCreateStartTimeoutSeconds, ParamMaxAttempts,
 		ParamStopGracePeriodSeconds, ParamOutboxSweepAfterSeconds, ParamOrphanGraceSeconds, ParamReconcileSchedule,
-		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamRuntimeConfigSecretArn, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
+		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamRuntimeConfigSecretArn, ParamEksClusterArns, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
 		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
 		ParamUseReservedConcurrency, ParamUserPoolMfa}
 }
@@ -267,6 +271,7 @@ func LoadProps(lookup Lookup) (Props, error) {
 	str(ParamWorkspaceRoot, &p.WorkspaceRoot)
 	str(ParamRuntimeConfigSecretArn, &p.RuntimeConfigSecretArn)
 	list(ParamEcrRepositoryArns, &p.EcrRepositoryArns)
+	list(ParamEksClusterArns, &p.EksClusterArns)
 	str(ParamSecretsParameterPath, &p.SecretsParameterPath)
 	list(ParamSubnetIDs, &p.SubnetIDs)
 	list(ParamSecurityGroupIDs, &p.SecurityGroupIDs)
@@ -342,6 +347,11 @@ func (p Props) Validate() error {
 	}
 	if !parameterPathRE.MatchString(p.SecretsParameterPath) {
 		bad(ParamSecretsParameterPath, "%q is not a parameter path (/.../)", p.SecretsParameterPath)
+	}
+	for _, arn := range p.EksClusterArns {
+		if !strings.HasPrefix(arn, "arn:") || !strings.Contains(arn, ":eks:") || !strings.Contains(arn, ":cluster/") {
+			bad(ParamEksClusterArns, "%q is not an EKS cluster ARN", arn)
+		}
 	}
 	for _, arn := range p.EcrRepositoryArns {
 		if !strings.HasPrefix(arn, "arn:") || !strings.Contains(arn, ":ecr:") {

@@ -1,6 +1,7 @@
 package berthstack
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -57,12 +58,12 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 			envOutboxSweepAfter: jsii.String(strconv.Itoa(p.OutboxSweepAfterSeconds) + "s"),
 			envOrphanGrace:      jsii.String(strconv.Itoa(p.OrphanGraceSeconds) + "s"),
 		}),
-		statements: append([]awsiam.PolicyStatement{
+		statements: slices.Concat([]awsiam.PolicyStatement{
 			// The sweep lists undispatched outbox items through the outbox's index.
 			allow(workerActions, tables.Arns(workerTables, dynamostore.TableInstances, dynamostore.TableOutbox)...),
 			// The sweep sends stale outbox items again.
 			allow([]string{"sqs:SendMessage"}, pl.Create.Queue.QueueArn(), pl.Lifecycle.Queue.QueueArn()),
-		}, secretStatements(p)...),
+		}, secretStatements(p), eksStatements(p)),
 	})
 	if err != nil {
 		return nil, err

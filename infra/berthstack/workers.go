@@ -54,6 +54,15 @@ func secretStatements(p Props) []awsiam.PolicyStatement {
 	return []awsiam.PolicyStatement{allow([]string{"secretsmanager:GetSecretValue"}, jsii.String(p.RuntimeConfigSecretArn))}
 }
 
+// eksStatements let a function look up the named EKS clusters' endpoints and CAs, and no
+// other cluster's.
+func eksStatements(p Props) []awsiam.PolicyStatement {
+	if len(p.EksClusterArns) == 0 {
+		return nil
+	}
+	return []awsiam.PolicyStatement{allow([]string{"eks:DescribeCluster"}, *jsii.Strings(p.EksClusterArns...)...)}
+}
+
 // pullStatements are what a worker needs for a Docker host to pull from ECR: a token, and
 // read access to the given repositories.
 func pullStatements(p Props) []awsiam.PolicyStatement {
@@ -84,7 +93,7 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 				// Templates' secret_env values, under the deployment's path only.
 				allow([]string{"ssm:GetParameter"}, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":ssm:"+*awscdk.Aws_REGION()+":"+
 					*awscdk.Aws_ACCOUNT_ID()+":parameter"+p.SecretsParameterPath+"*")),
-			}, pullStatements(p), secretStatements(p)),
+			}, pullStatements(p), secretStatements(p), eksStatements(p)),
 		})
 	}
 	var err error

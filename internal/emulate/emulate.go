@@ -467,11 +467,40 @@ func putTemplates(ctx context.Context, fd *frontDoor, dir string, log *slog.Logg
 		rec := &responseRecorder{header: http.Header{}}
 		fd.serve(ctx, rec, route, fd.event(req, route, params, claims, raw))
 		if rec.status != http.StatusOK && rec.status != http.StatusCreated {
+			if why, ok := notRunnableHere(rec); ok {
+				// A Kubernetes-only deployment cannot run a Docker template:
+				// seed what it can run and say what was left out.
+				log.Warn("template skipped: the deployment cannot run it", "template", t.Name, "file", file, "why", why)
+				continue
+			}
 			return fmt.Errorf("template %s: PUT %s: %d %s", file, path, rec.status, rec.body.String())
 		}
 		log.Info("template put", "template", t.Name, "image", t.Image)
 	}
 	return nil
+}
+
+// notRunnableHere reports whether a refused template PUT was refused only
+// for what the deployment lacks (its runtime, or a node with its
+// host_labels) rather than for the template itself, and why.
+func notRunnableHere(rec *responseRecorder) (string, bool) {
+	if rec.status != http.StatusUnprocessableEntity {
+		return "", false
+	}
+	var p struct {
+		Errors []struct{ Field, Message string } `json:"errors"`
+	}
+	if err := json.Unmarshal(rec.body.Bytes(), &p); err != nil || len(p.Errors) == 0 {
+		return "", false
+	}
+	var why []string
+	for _, e := range p.Errors {
+		if e.Field != "runtime" && e.Field != "scheduling.host_labels" {
+			return "", false
+		}
+		why = append(why, e.Field+": "+e.Message)
+	}
+	return strings.Join(why, "; "), true
 }
 
 type responseRecorder struct {

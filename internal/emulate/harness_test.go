@@ -28,6 +28,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/emulate"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/runtime/kubernetes"
 	"github.com/berth-io/berth/internal/testenv"
 )
 
@@ -83,6 +84,11 @@ type setup struct {
 	meter bool
 	// onInvoke, if set, is told of every invocation as it ends.
 	onInvoke func(fn string, instance int)
+	// kubernetesOnly configures the test cluster (scripts/testenv/kubernetes.sh)
+	// as cluster "k1", no Docker host, and allowed_runtimes [kubernetes].
+	kubernetesOnly bool
+	// templates is emulate.Options.Templates: a directory seeded at start.
+	templates string
 }
 
 // stack is one emulated stack, running in the test.
@@ -96,8 +102,11 @@ type stack struct {
 	sqs     *sqs.Client
 	cfgPath string
 	params  map[string]string
-	// rt sees the stack's containers (its docker scope) on the real engine.
+	// rt sees the stack's containers (its docker scope) on the real engine;
+	// nil with setup.kubernetesOnly.
 	rt *docker.Runtime
+	// kube sees the stack's Pods on the test cluster (setup.kubernetesOnly).
+	kube *kubernetes.Runtime
 	// meter counts what the stack asks of DynamoDB and SQS (setup.meter).
 	meter *awsMeter
 
@@ -115,8 +124,13 @@ func start(t testing.TB, s setup) *stack {
 	}
 	ddbURL := testenv.DynamoDBEndpoint(t)
 	sqsURL := testenv.SQSEndpoint(t)
-	dockerHost := testenv.DockerHost(t)
-	testenv.TestImage(t)
+	var dockerHost, kubeconfig, kubeNamespace string
+	if s.kubernetesOnly {
+		kubeconfig, kubeNamespace = testenv.Kubeconfig(t), testenv.KubeNamespace(t)
+	} else {
+		dockerHost = testenv.DockerHost(t)
+		testenv.TestImage(t)
+	}
 	if _, err := emulate.RIEBinary(context.Background()); err != nil {
 		testenv.Missing(t, "the Lambda Runtime Interface Emulator", err.Error())
 	}
@@ -138,6 +152,11 @@ func start(t testing.TB, s setup) *stack {
 			aliceToken: map[string]any{"user": "alice"},
 			bobToken:   map[string]any{"user": "bob"},
 		}},
+	}
+	if s.kubernetesOnly {
+		cfg["docker"] = map[string]any{"scope": st.scope}
+		cfg["kubernetes"] = map[string]any{"clusters": []any{map[string]any{
+			"name": "k1", "kubeconfig": kubeconfig, "namespace": kubeNamespace}}}
 	}
 	raw, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -167,7 +186,7 @@ func start(t testing.TB, s setup) *stack {
 		done <- emulate.Run(ctx, emulate.Options{
 			Template: templatePath, ConfigFile: cfgPath, Addr: "127.0.0.1:0", StackName: st.name,
 			Parameters: params, ScheduleEvery: s.scheduleEvery, VisibilityTimeout: s.visibility,
-			Builder: builder(t), Env: env, StateDir: t.TempDir(),
+			Builder: builder(t), Env: env, StateDir: t.TempDir(), Templates: s.templates,
 			Logger:         slog.New(invokeHook{Handler: slog.NewJSONHandler(st.logs, nil), on: s.onInvoke}),
 			FunctionOutput: st.logs,
 			Ready:          func(u string) { ready <- u },
@@ -205,6 +224,10 @@ func start(t testing.TB, s setup) *stack {
 		o.DisableValidateResponseChecksum = true
 	})
 	st.sqs = sqs.NewFromConfig(awsCfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(sqsURL) })
+	if s.kubernetesOnly {
+		st.kube = kubeRuntime(t, st.scope, kubeconfig, kubeNamespace)
+		return st
+	}
 	rt, err := docker.New(config.Docker{Scope: st.scope, Hosts: []config.DockerHost{{Name: "local", Endpoint: dockerHost, NetworkMode: "none"}}},
 		docker.Options{Scope: st.scope, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {

@@ -31,9 +31,15 @@ func (h *handler) livez(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, probeBody{Status: "ok"})
 }
 
-// readyz answers whether requests can be taken now, without saying why not:
-// the reasons name internals and are in the admins' /healthz.
+// readyz answers whether requests can be taken now. It says why not only
+// when the deployment has no runtime (a configuration key to set, the same
+// to anyone); other reasons name internals and are in the admins' /healthz.
 func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
+	if err := h.m.Runnable(); err != nil {
+		w.Header().Set("Retry-After", retrySeconds(h.retryAfter))
+		writeProblem(w, r, http.StatusServiceUnavailable, "Service Unavailable", "not ready: "+err.Error(), nil)
+		return
+	}
 	if ready, _ := h.health(r.Context()); !ready {
 		w.Header().Set("Retry-After", retrySeconds(h.retryAfter))
 		writeProblem(w, r, http.StatusServiceUnavailable, "Service Unavailable", "not ready", nil)
@@ -50,6 +56,13 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request, c identity.Cal
 		return h.forbidden("the health report is for admins; GET /readyz tells whether berth is ready")
 	}
 	_, report := h.health(r.Context())
+	if err := h.m.Runnable(); err != nil {
+		// The same verdict as /readyz's, in the report's own shape.
+		if m, ok := report.(map[string]any); ok {
+			m["ok"], m["status"] = false, "not ready"
+			m["runtimes"] = map[string]any{"ok": false, "error": err.Error()}
+		}
+	}
 	writeJSON(w, http.StatusOK, report)
 	return nil
 }

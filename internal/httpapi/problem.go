@@ -117,6 +117,11 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 				p.CurrentStatus = cs
 			}
 		})
+	case errors.Is(err, manager.ErrNoRuntime):
+		// Not the caller's doing: it lasts until an operator configures a
+		// runtime, which a retry then finds.
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+		writeProblem(w, r, http.StatusServiceUnavailable, "Service Unavailable", err.Error(), func(p *Problem) { p.RetryAfterSeconds = retry })
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		h.log.WarnContext(r.Context(), "store unavailable", "request_id", RequestIDFrom(r.Context()), "error", err)
 		w.Header().Set("Retry-After", strconv.Itoa(retry))

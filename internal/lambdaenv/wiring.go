@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/outbox"
@@ -113,8 +114,9 @@ func QueueName(urlOrARN string) string {
 }
 
 // ManagerOptions are the manager's options from the configuration, the
-// same for every function and `berth serve`: admission, runtimes, bind
-// roots, workspace root.
+// same for every function and `berth serve`: admission, runtimes and their
+// nodes (known: the configuration is the whole of it), bind roots,
+// workspace root.
 func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf *metrics.Emitter) manager.Options {
 	return manager.Options{
 		Store:         st,
@@ -125,7 +127,22 @@ func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf
 		Logger:        logger,
 		Metrics:       emf,
 		Groups:        manager.GroupPoliciesFrom(cfg.Container),
+		Nodes:         Nodes(cfg),
+		NodesKnown:    true,
 	}
+}
+
+// Nodes are the configuration's Docker hosts and Kubernetes clusters, which
+// the manager checks templates and creates against.
+func Nodes(cfg *config.Config) []manager.Node {
+	var out []manager.Node
+	for _, h := range cfg.Docker.Hosts {
+		out = append(out, manager.Node{Kind: container.RuntimeDocker, Name: h.Name, Labels: h.Labels})
+	}
+	for _, c := range cfg.Kubernetes.Clusters {
+		out = append(out, manager.Node{Kind: container.RuntimeKubernetes, Name: c.Name, Labels: c.Labels})
+	}
+	return out
 }
 
 // WorkerOptions are the worker's options from the configuration. Without
@@ -157,10 +174,10 @@ func ReconcileOptions(cfg *config.Config, m *manager.Manager, st store.Store, rt
 	}
 }
 
-// DockerHostsHint explains where a Lambda function's docker.hosts come from
-// when building the Docker runtime fails.
-func DockerHostsHint(err error) error {
-	return fmt.Errorf("%w (docker.hosts comes from the secret named by %s or the file named by %s)", err, ConfigSecretVar, ConfigFileVar)
+// RuntimesHint explains where a Lambda function's docker.hosts and
+// kubernetes.clusters come from when building a runtime fails.
+func RuntimesHint(err error) error {
+	return fmt.Errorf("%w (docker.hosts and kubernetes.clusters come from the secret named by %s or the file named by %s)", err, ConfigSecretVar, ConfigFileVar)
 }
 
 // SecretReader is the part of the Secrets Manager client ReadSecret uses.

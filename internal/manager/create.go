@@ -74,6 +74,9 @@ func (m *Manager) CreateByTemplate(ctx context.Context, c identity.Caller, req C
 // cached is set and there is one (then the store may answer
 // ErrTemplateChanged), else from a read of it.
 func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateRequest, idem *Idempotency, requestID string, cached bool) (CreateResult, error) {
+	if err := m.Runnable(); err != nil {
+		return CreateResult{}, err
+	}
 	var f fields
 	if req.Template == "" {
 		f.add("template", "is required")

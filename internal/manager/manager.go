@@ -33,6 +33,16 @@ type Options struct {
 	// BindRoots are the host paths bind mounts may come from (the union of
 	// the Docker hosts' allowed_bind_roots; each host checks its own again).
 	BindRoots []string
+	// Nodes are the deployment's Docker hosts and Kubernetes clusters, and
+	// NodesKnown says whether this process knows them. When it does, a
+	// template must name a runtime with a node (and literal host_labels a
+	// node of it has), and with no node at all every create is refused
+	// with ErrNoRuntime. When it does not (the api function on AWS, whose
+	// node list sits in the runtime secret only the workers read), every
+	// allowed runtime is accepted and a create for one with no node fails
+	// at the worker at once.
+	Nodes      []Node
+	NodesKnown bool
 	// WorkspaceRoot is where $WORKSPACE_PATH points: WorkspaceRoot/<user>.
 	// Defaults to config.DefaultWorkspaceRoot.
 	WorkspaceRoot string
@@ -69,6 +79,8 @@ type Manager struct {
 	metrics       *metrics.Emitter
 	changes       *changes
 	groups        GroupPolicies
+	nodes         []Node
+	nodesKnown    bool
 	// templates spares creates the read of their template (templatecache.go).
 	templates templateCache
 	// ledger caches the bind ledger (bindledger.go).
@@ -88,7 +100,7 @@ func New(o Options) *Manager {
 	m := &Manager{
 		changes: ch, store: hooked, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
-		groups: o.Groups,
+		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown,
 	}
 	if m.now == nil {
 		m.now = time.Now

@@ -103,6 +103,7 @@ func (m *Manager) validateTemplate(t container.Template) error {
 	if !slices.Contains(m.runtimes, t.Runtime) {
 		f.add("runtime", "must be one of %s", quoteList(m.runtimes))
 	}
+	m.validateNodes(&f, t)
 	if t.Image == "" {
 		f.add("image", "is required")
 	} else if err := runvars.Check(t.Image); err != nil {
