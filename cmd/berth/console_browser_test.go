@@ -82,7 +82,7 @@ func get[T any](b *browser, what string, within time.Duration, a chromedp.Action
 	defer cancel()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
-		sctx, scancel := context.WithTimeout(b.ctx, 5*time.Second)
+		sctx, scancel := context.WithTimeout(b.ctx, 20*time.Second)
 		defer scancel()
 		text, _ := chromedp.Run(sctx, chromedp.Evaluate[string](`location.hash + "\n" + document.body.innerText`))
 		b.t.Fatalf("%s: %v\npage %s", what, err, text)
@@ -92,12 +92,12 @@ func get[T any](b *browser, what string, within time.Duration, a chromedp.Action
 
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	return get(b, "reading "+sel, 10*time.Second, chromedp.Text(chromedp.CSS(sel)))
+	return get(b, "reading "+sel, 30*time.Second, chromedp.Text(chromedp.CSS(sel)))
 }
 
 func (b *browser) eval(expr string) string {
 	b.t.Helper()
-	return get(b, "evaluating "+expr, 10*time.Second, chromedp.Evaluate[string](expr))
+	return get(b, "evaluating "+expr, 30*time.Second, chromedp.Evaluate[string](expr))
 }
 
 // poll waits until the expression is true in the page.
@@ -111,7 +111,7 @@ func poll(expr string) chromedp.Action[chromedp.Void] {
 // signIn signs in with a token, by keyboard: type it, press Enter.
 func (b *browser) signIn(token string) {
 	b.t.Helper()
-	b.run("signing in", 20*time.Second,
+	b.run("signing in", 60*time.Second,
 		chromedp.Navigate(b.base+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`input[name=token]`)),
 		chromedp.Focus(chromedp.CSS(`input[name=token]`)),
@@ -123,7 +123,7 @@ func (b *browser) signIn(token string) {
 
 func (b *browser) open(hash, waitSel string) {
 	b.t.Helper()
-	b.run("opening "+hash, 20*time.Second,
+	b.run("opening "+hash, 60*time.Second,
 		chromedp.Navigate(b.base+"/console"+hash),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)),
 		chromedp.WaitVisible(chromedp.CSS(waitSel)))
@@ -144,8 +144,8 @@ type axeResult struct {
 // critical violation; minor and moderate ones are logged.
 func (b *browser) axe(page string) {
 	b.t.Helper()
-	get(b, "injecting axe", 30*time.Second, chromedp.Evaluate[int](axeSource+";0"))
-	raw := get(b, "axe on "+page, 30*time.Second,
+	get(b, "injecting axe", 60*time.Second, chromedp.Evaluate[int](axeSource+";0"))
+	raw := get(b, "axe on "+page, 60*time.Second,
 		chromedp.Evaluate[string](`axe.run(document, {resultTypes: ["violations"]}).then(r => JSON.stringify(r))`,
 			func(p *cdpruntime.EvaluateParams) { p.AwaitPromise = new(true) }))
 	var res axeResult
@@ -171,13 +171,13 @@ func (b *browser) axe(page string) {
 // desktop width.
 func (b *browser) narrow(page string) {
 	b.t.Helper()
-	b.run("360 px view of "+page, 10*time.Second, chromedp.EmulateViewport(360, 740, chromedp.EmulateScale(2)))
-	width := get(b, "measuring "+page, 10*time.Second, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	b.run("360 px view of "+page, 30*time.Second, chromedp.EmulateViewport(360, 740, chromedp.EmulateScale(2)))
+	width := get(b, "measuring "+page, 30*time.Second, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 	if width > 360 {
 		b.t.Errorf("%s at 360 px: the page is %d px wide", page, width)
 	}
 	b.shot(page + "-360")
-	b.run("desktop view", 10*time.Second, chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
+	b.run("desktop view", 30*time.Second, chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
 }
 
 func (b *browser) shot(name string) {
@@ -187,7 +187,7 @@ func (b *browser) shot(name string) {
 	}
 	// The passing notice would cover part of the page.
 	b.eval(`document.getElementById("status").textContent = ""`)
-	png := get(b, "screenshot "+name, 20*time.Second, chromedp.FullScreenshot(100))
+	png := get(b, "screenshot "+name, 60*time.Second, chromedp.FullScreenshot(100))
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o600); err != nil {
 		b.t.Error(err)
 	}
@@ -210,8 +210,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	b := newBrowser(t, "http://"+e.addr)
 
 	// GET / sends the browser to the console, which asks for a token.
-	b.run("opening /", 20*time.Second, chromedp.Navigate(b.base+"/"), chromedp.WaitVisible(chromedp.CSS(`input[name=token]`)))
-	loc := get(b, "reading the URL", 5*time.Second, chromedp.Location())
+	b.run("opening /", 60*time.Second, chromedp.Navigate(b.base+"/"), chromedp.WaitVisible(chromedp.CSS(`input[name=token]`)))
+	loc := get(b, "reading the URL", 20*time.Second, chromedp.Location())
 	if !strings.HasPrefix(loc, b.base+"/console") {
 		t.Errorf("GET / landed on %s, want the console", loc)
 	}
@@ -220,7 +220,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.narrow("signin")
 
 	// A wrong token is refused at the field.
-	b.run("a wrong token", 20*time.Second,
+	b.run("a wrong token", 60*time.Second,
 		chromedp.SendKeys(chromedp.CSS(`input[name=token]`), "not-a-token"+kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(`input[name=token][aria-invalid=true]`)))
 
@@ -229,7 +229,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Create from a template; the page moves to the instance and shows it
 	// reach running by itself.
-	b.run("creating from sleeper", 20*time.Second,
+	b.run("creating from sleeper", 60*time.Second,
 		chromedp.WaitVisible(chromedp.CSS(`select[name=template]`)),
 		chromedp.SetValue(chromedp.CSS(`select[name=template]`), "sleeper"),
 		chromedp.SendKeys(chromedp.CSS(`input[name=name]`), "web-1"),
@@ -245,7 +245,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("instance page title %q", b.text("h1"))
 	}
 	// The FSM allows every action from running; start is a restart there.
-	b.run("reading the actions", 10*time.Second, chromedp.WaitEnabled(chromedp.CSS(`#action-stop`)), chromedp.WaitEnabled(chromedp.CSS(`#action-delete`)))
+	b.run("reading the actions", 30*time.Second, chromedp.WaitEnabled(chromedp.CSS(`#action-stop`)), chromedp.WaitEnabled(chromedp.CSS(`#action-delete`)))
 	if s := b.text("#action-start"); s != "Restart" {
 		t.Errorf("start on a running container reads %q, want Restart", s)
 	}
@@ -258,7 +258,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#action-stop`)),
 		chromedp.WaitVisible(chromedp.CSS(`#inst-status .s-stopped`)),
 		chromedp.WaitEnabled(chromedp.CSS(`#action-start`)))
-	b.run("waiting for the timeline", 20*time.Second, poll(`document.getElementById("timeline") && document.getElementById("timeline").innerText.includes("ContainerStopped")`))
+	b.run("waiting for the timeline", 60*time.Second, poll(`document.getElementById("timeline") && document.getElementById("timeline").innerText.includes("ContainerStopped")`))
 	timeline := b.text("#timeline")
 	for _, want := range []string{"ContainerCreateRequested", "ContainerStarted", "pending → creating", "ContainerStopRequested", "running → stop_pending", "ContainerStopped", "stop requested"} {
 		if !strings.Contains(timeline, want) {
@@ -294,14 +294,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	if s := b.text("#main"); !strings.Contains(s, "dag_node_cleanup_on_dag_finished") || !strings.Contains(s, "step-1") {
 		t.Errorf("group page lacks the policies or the member:\n%s", s)
 	}
-	b.run("asking to finish", 10*time.Second, chromedp.Click(chromedp.CSS(`#group-finish`)), chromedp.WaitVisible(chromedp.CSS(`#confirm-finish`)))
+	b.run("asking to finish", 30*time.Second, chromedp.Click(chromedp.CSS(`#group-finish`)), chromedp.WaitVisible(chromedp.CSS(`#confirm-finish`)))
 	if s := b.text(`[role=alertdialog]`); !strings.Contains(s, `policy "delete"`) {
 		t.Errorf("finish confirmation does not show the policy: %q", s)
 	}
 	b.axe("group")
 	b.shot("group")
 	b.narrow("group")
-	b.run("finishing", 20*time.Second, chromedp.Click(chromedp.CSS(`#confirm-finish`)), chromedp.WaitVisible(chromedp.CSS(`[role=status] ul li`)))
+	b.run("finishing", 60*time.Second, chromedp.Click(chromedp.CSS(`#confirm-finish`)), chromedp.WaitVisible(chromedp.CSS(`[role=status] ul li`)))
 	if s := b.text(`[role=status] ul`); !strings.Contains(s, "step-1") {
 		t.Errorf("finish result: %q", s)
 	}
@@ -327,14 +327,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	// An admin edits a template; the server's 422 shows at the field.
-	b.run("signing out", 10*time.Second, chromedp.Click(chromedp.CSS(`#signout`)), chromedp.WaitVisible(chromedp.CSS(`input[name=token]`)))
+	b.run("signing out", 30*time.Second, chromedp.Click(chromedp.CSS(`#signout`)), chromedp.WaitVisible(chromedp.CSS(`input[name=token]`)))
 	b.signIn(adminToken)
+	// An admin sees everyone's containers.
+	b.run("the admin's list", 60*time.Second, poll(`document.getElementById("containers") && document.getElementById("containers").innerText.includes("bobs-secret")`))
 	b.open("#/templates", `a[href="#/templates/sleeper"]`)
 	b.axe("templates")
 	b.shot("templates")
 	b.narrow("templates")
 	b.open("#/templates/sleeper", `#t-image`)
-	b.run("saving a bad image", 20*time.Second,
+	b.run("saving a bad image", 60*time.Second,
 		chromedp.SetValue(chromedp.CSS(`#t-image`), "Not A/Valid::Image"),
 		chromedp.Click(chromedp.CSS(`#template-save`)),
 		chromedp.WaitVisible(chromedp.CSS(`#t-image[aria-invalid=true]`)))
@@ -348,7 +350,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.shot("template")
 	b.narrow("template")
 	// A good edit saves.
-	b.run("saving a good edit", 20*time.Second,
+	b.run("saving a good edit", 60*time.Second,
 		chromedp.SetValue(chromedp.CSS(`#t-image`), e.image),
 		chromedp.SetValue(chromedp.CSS(`#t-description`), "sleeps an hour"),
 		chromedp.Click(chromedp.CSS(`#template-save`)),
@@ -375,7 +377,7 @@ func TestConsoleLocalAdmin(t *testing.T) {
 	inst := e.instance(e.must(e.call("POST", "/api/containers", "", map[string]string{"template": "sleeper", "name": "quickstart"}), http.StatusAccepted))
 
 	b := newBrowser(t, "http://"+e.addr)
-	b.run("opening the console", 30*time.Second,
+	b.run("opening the console", 90*time.Second,
 		chromedp.Navigate(url),
 		chromedp.WaitVisible(chromedp.CSS(`#containers a[href="#/containers/`+inst.ID+`"]`)))
 	if s := b.text("#who"); !strings.Contains(s, "local admin") {

@@ -213,7 +213,7 @@ function containersPage(params) {
   const listBox = el("div", { "aria-live": "off" });
   const pager = el("div", { class: "pager" });
   const filters = filterForm(f);
-  page("Containers", createBox, el("h2", {}, "Your containers" + (session.admin ? " (admins see everyone's with an owner filter)" : "")),
+  page("Containers", createBox, el("h2", {}, session.admin ? "Everyone's containers" : "Your containers"),
     filters, listBox, pager);
   createForm(createBox);
 
