@@ -220,9 +220,15 @@ func (h *handler) followLogs(w http.ResponseWriter, r *http.Request, inst contai
 			w.WriteHeader(http.StatusOK)
 		}
 	}
+	// The flusher ends before the handler returns: a response may not be
+	// touched after that.
 	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
+	var flusher sync.WaitGroup
+	defer func() {
+		close(stop)
+		flusher.Wait()
+	}()
+	flusher.Go(func() {
 		tick := time.NewTicker(followFlushEvery)
 		defer tick.Stop()
 		for {
@@ -238,7 +244,7 @@ func (h *handler) followLogs(w http.ResponseWriter, r *http.Request, inst contai
 				mu.Unlock()
 			}
 		}
-	}()
+	})
 	err := h.logs.Logs(r.Context(), inst, lq.opts, func(l runtime.LogLine) error {
 		buf = lq.appendLine(buf[:0], l)
 		mu.Lock()
