@@ -170,3 +170,29 @@ func TestKubernetesHostPathsSameRule(t *testing.T) {
 		}
 	})
 }
+
+// TestUserIDEscapingCannotMeetWorkspace: $WORKSPACE_PATH escapes a user
+// id ("a@b" is a%40b), so a raw $USERID of "a%40b" would name a@b's
+// workspace under a template that mounts <workspace_root>/$USERID: such an
+// id is refused in a bind source through $USERID.
+func TestUserIDEscapingCannotMeetWorkspace(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
+		ctx := context.Background()
+		m := manager.New(manager.Options{Store: b.Open(t, time.Now), BindRoots: []string{"/r"}, WorkspaceRoot: "/r/ws", Logger: quiet})
+		for _, tpl := range []container.Template{bindTemplate("raw", "/r/ws/$USERID", true), bindTemplate("ws", "$WORKSPACE_PATH", false)} {
+			if _, _, err := m.PutTemplate(ctx, rootCaller, tpl); err != nil {
+				t.Fatalf("%s: %v", tpl.Name, err)
+			}
+		}
+		var ve *manager.ValidationError
+		if _, err := m.CreateByTemplate(ctx, identity.Caller{User: "a%40b"}, manager.CreateRequest{Template: "raw"}, nil, ""); !errors.As(err, &ve) {
+			t.Errorf("user a%%40b through $USERID: %v, want a 422", err)
+		}
+		for _, user := range []string{"a@b", "a%40b"} {
+			if _, err := m.CreateByTemplate(ctx, identity.Caller{User: user}, manager.CreateRequest{Template: "ws"}, nil, ""); err != nil {
+				t.Errorf("user %q through $WORKSPACE_PATH: %v", user, err)
+			}
+		}
+	})
+}

@@ -297,6 +297,12 @@ func (m *Manager) validateVolume(f *fields, field string, v container.Volume, va
 	switch v.Type {
 	case container.VolumeBind:
 		m.validateBindSource(f, field+".source", v, source, values != nil)
+		if strings.Contains(values["USERID"], "%") && (strings.Contains(v.Source, "$USERID") || strings.Contains(v.Source, "${USERID}")) {
+			// $WORKSPACE_PATH writes a user id's unsafe bytes as %XX, so
+			// a raw id with '%' could be another user's workspace element;
+			// without '%', a raw id never is (docs/architecture.md).
+			f.add(field+".source", "a user id with '%%' cannot name a host path through $USERID: it could name another user's workspace; use $WORKSPACE_PATH")
+		}
 	case container.VolumeNamed:
 		if !dockerVolumeName.MatchString(source) {
 			f.add(field+".source", "must be a volume name: letters, digits, '_', '.' or '-', starting with a letter or digit")
