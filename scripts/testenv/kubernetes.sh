@@ -161,17 +161,34 @@ readonly NODE_NAME=kwok-node-0
 # directory in its command line).
 ours() { pid_alive "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$STATE_DIR/"; }
 
-# free_port: a loopback port nothing listens on now (etcd and the API server take no port 0).
+# free_port: a loopback port nothing listens on now (etcd and the API server take no port 0), below
+# the kernel's ephemeral range, so that no outgoing connection (of the tests or the other services
+# starting beside this one) can take it between this check and the server's bind.
 free_port() {
-	local p
+	local p lo=32768
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+	((lo > 21024)) || lo=32768
 	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 40000))
+		p=$((20000 + RANDOM % (lo - 20000)))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return 0
 		fi
 	done
 	die "no free port found"
+}
+
+# start_apiserver ETCD_PORT PKI: kube-apiserver on API_PORT.
+start_apiserver() {
+	local etcd_port=$1 pki=$2
+	start kube-apiserver "$KUBE_DIR/bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
+		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
+		--endpoint-reconciler-type none --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+		--client-ca-file "$pki/ca.crt" --token-auth-file "$STATE_DIR/tokens.csv" --authorization-mode RBAC \
+		--service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \
+		--service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 10.96.0.0/24 \
+		--allow-privileged=false --profiling=false --cert-dir "$STATE_DIR/apiserver-certs" \
+		--disable-admission-plugins TaintNodesByCondition
 }
 
 # start NAME BIN ARGS...: runs a server in its own session (a Ctrl-C in the terminal reaches only the
@@ -305,16 +322,23 @@ up() {
 		--initial-cluster "berth-test=http://127.0.0.1:$peer_port" --unsafe-no-fsync --log-level warn
 	wait_for etcd "$deadline" curl -fsS --max-time 2 "http://127.0.0.1:$etcd_port/health"
 
-	API_PORT=$(free_port)
-	local pki=$STATE_DIR/pki
-	start kube-apiserver "$KUBE_DIR/bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
-		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
-		--endpoint-reconciler-type none --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
-		--client-ca-file "$pki/ca.crt" --token-auth-file "$STATE_DIR/tokens.csv" --authorization-mode RBAC \
-		--service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \
-		--service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 10.96.0.0/24 \
-		--allow-privileged=false --profiling=false --cert-dir "$STATE_DIR/apiserver-certs" \
-		--disable-admission-plugins TaintNodesByCondition
+	local pki=$STATE_DIR/pki attempt
+	# A port can still be taken between free_port and the bind (another listener picking at random):
+	# the API server then exits at once saying so, and is started again on another port.
+	for attempt in 1 2 3; do
+		API_PORT=$(free_port)
+		start_apiserver "$etcd_port" "$pki"
+		until api GET /readyz >/dev/null 2>&1 || ! pid_alive "$(cat "$STATE_DIR/kube-apiserver.pid")" ||
+			(($(date +%s) >= deadline)); do
+			sleep 0.2
+		done
+		if ((attempt < 3)) && ! pid_alive "$(cat "$STATE_DIR/kube-apiserver.pid")" &&
+			grep -q 'address already in use' "$STATE_DIR/kube-apiserver.log"; then
+			log "port $API_PORT was taken before kube-apiserver could bind it; trying another"
+			continue
+		fi
+		break
+	done
 	wait_for kube-apiserver "$deadline" api GET /readyz
 	log "kube-apiserver ready on 127.0.0.1:$API_PORT in $(since "$t0")s"
 
