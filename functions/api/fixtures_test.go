@@ -228,6 +228,8 @@ var scenario = []step{
 	{fixture: "livez", want: 200},   // nor do the probes
 	{fixture: "readyz", want: 200},
 	{fixture: "healthz", want: 200}, // an admin's
+	{fixture: "list-bind-ledger", want: 200},
+	{fixture: "retire-bind-ledger", want: 404}, // no such entry
 	{fixture: "create", want: 422},  // no such template yet
 	{fixture: "put-template", want: 201},
 	{fixture: "put-template", want: 200},
@@ -241,6 +243,7 @@ var scenario = []step{
 	{fixture: "get-group", want: 200}, // run-42: the created container
 	{fixture: "get", want: 200},
 	{fixture: "events", want: 200},
+	{fixture: "logs", want: 501}, // the api function holds no runtime client
 	{fixture: "wait", want: 200}, // status=pending: already there
 	{fixture: "list", want: 200},
 	{fixture: "start", want: 409},  // pending: nothing to start yet
