@@ -1,6 +1,6 @@
 // Package runtime is the boundary between berth's workers and the systems
-// that actually run containers: Docker engines (runtime/docker) and, later,
-// Kubernetes clusters. It declares the Runtime contract every implementation
+// that actually run containers: Docker engines (runtime/docker) and
+// Kubernetes clusters (runtime/kubernetes). It declares the Runtime contract every implementation
 // keeps, the typed errors callers branch on, the labels that mark berth's
 // objects, the events a runtime reports, and the Resolver that picks a
 // runtime and a node for an instance.
