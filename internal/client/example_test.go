@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -20,15 +19,16 @@ import (
 // an embedded bbolt store in a temporary directory) with token auth for an
 // admin, "root", and two users, "alice" and "bob". No runtime or worker
 // runs: a create is accepted and stays pending, which is all the examples
-// need. stop closes the server and removes the store.
+// need. stop closes the server and removes the store. The examples panic
+// on an unexpected error, rather than log.Fatal, so that stop still runs.
 func serveExample() (baseURL string, stop func()) {
 	dir, err := os.MkdirTemp("", "berth-example-")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	st, err := boltstore.Open(filepath.Join(dir, "berth.db"), boltstore.Options{})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m := manager.New(manager.Options{Store: st, MaxPending: 10, Runtimes: []string{"docker"}, Logger: quiet})
@@ -50,11 +50,11 @@ func serveExample() (baseURL string, stop func()) {
 func publishSleeper(ctx context.Context, baseURL string) {
 	admin, err := client.New(baseURL, "tok-root")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	tpl := map[string]any{"runtime": "docker", "image": "busybox:1", "command": []string{"sleep", "3600"}}
 	if _, _, err := admin.PutTemplate(ctx, "sleeper", tpl); err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 }
 
@@ -69,19 +69,19 @@ func Example() {
 
 	alice, err := client.New(baseURL, "tok-alice")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	// An empty idempotency key: CreateContainer makes one, so that its own
 	// retries (after a 429 or 503) can never create a second container.
 	inst, err := alice.CreateContainer(ctx, client.CreateRequest{Template: "sleeper", Name: "notebook"}, "")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println("created:", inst.Name, inst.Owner, inst.Status)
 
 	got, err := alice.GetContainer(ctx, inst.ID)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println("read back:", got.ID == inst.ID, got.Status, "version", got.Version)
 	// Output:
@@ -99,22 +99,22 @@ func ExampleClient_CreateContainer_idempotencyKey() {
 	publishSleeper(ctx, baseURL)
 	alice, err := client.New(baseURL, "tok-alice")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 
 	key := client.NewIdempotencyKey()
 	req := client.CreateRequest{Template: "sleeper", Labels: map[string]string{"course": "go-101"}}
 	first, err := alice.CreateContainer(ctx, req, key)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	again, err := alice.CreateContainer(ctx, req, key)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	all, err := alice.ListAllContainers(ctx, client.ListOptions{})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println("same container:", again.ID == first.ID)
 	fmt.Println("containers:", len(all))
@@ -133,28 +133,28 @@ func ExampleClient_ListContainers() {
 	publishSleeper(ctx, baseURL)
 	alice, err := client.New(baseURL, "tok-alice")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	bob, err := client.New(baseURL, "tok-bob")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 
 	for _, course := range []string{"go-101", "go-101", "rust-201"} {
 		req := client.CreateRequest{Template: "sleeper", Labels: map[string]string{"course": course}}
 		if _, err := alice.CreateContainer(ctx, req, ""); err != nil {
-			log.Fatal(err)
+			panic(err)
 		}
 	}
 	goCourse, err := alice.ListContainers(ctx, client.ListOptions{Labels: map[string]string{"course": "go-101"}})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println("alice, course go-101:", len(goCourse.Items))
 
 	bobs, err := bob.ListContainers(ctx, client.ListOptions{})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println("bob sees:", len(bobs.Items))
 
