@@ -5,8 +5,13 @@
 // reported per record after their visibility is set to the retry backoff,
 // and SQS moves a message to the dead-letter queue after maxReceiveCount.
 //
-// Configuration: BERTH_* environment variables (internal/config), plus the
-// file named by BERTH_CONFIG_FILE for what only YAML can say (docker.hosts).
+// Operations run on the Docker hosts and, when kubernetes.clusters is
+// configured, on those Kubernetes clusters too.
+//
+// Configuration: BERTH_* environment variables (internal/config), plus a
+// config.yml document for what only YAML can say (docker.hosts,
+// docker.registries, kubernetes.clusters): the Secrets Manager secret named
+// by BERTH_CONFIG_SECRET or the file named by BERTH_CONFIG_FILE.
 package main
 
 import (

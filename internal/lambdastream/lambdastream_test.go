@@ -24,6 +24,7 @@ import (
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/store/dynamostore"
+	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
 )
@@ -135,7 +136,7 @@ func receiveAll(t *testing.T, q queue.Queue, n int, wait time.Duration) []queue.
 func TestStreamHandlerOnDynamoDBLocal(t *testing.T) {
 	e := newStreamEnv(t)
 	ctx := context.Background()
-	it := createItem(t, e.store, time.Now())
+	it := storetest.CommitCreate(t, e.store, time.Now())
 
 	recs := e.records(t, 1)
 	r := recs[0]
@@ -158,7 +159,7 @@ func TestStreamHandlerOnDynamoDBLocal(t *testing.T) {
 	if ds[0].Attributes[outbox.AttrOutboxID] != it.ID || ds[0].Attributes[outbox.AttrOp] != "create" {
 		t.Errorf("attributes %v", ds[0].Attributes)
 	}
-	if got := getItem(t, e.store, it.ID); got.State != container.OutboxDispatched {
+	if got := storetest.GetOutbox(t, e.store, it.ID); got.State != container.OutboxDispatched {
 		t.Errorf("item state %s after the handler, want dispatched", got.State)
 	}
 
@@ -199,7 +200,7 @@ func TestStreamHandlerPoisonRecord(t *testing.T) {
 	e := newStreamEnv(t)
 	var items []container.OutboxItem
 	for range 3 {
-		items = append(items, createItem(t, e.store, time.Now()))
+		items = append(items, storetest.CommitCreate(t, e.store, time.Now()))
 	}
 	recs := e.records(t, 3)
 	// The middle record's image lost its op: it can never be decoded.
@@ -218,7 +219,7 @@ func TestStreamHandlerPoisonRecord(t *testing.T) {
 	if !got[items[0].ID] || !got[items[2].ID] || len(got) != 2 {
 		t.Errorf("dispatched %v, want the two good items", got)
 	}
-	if st := getItem(t, e.store, items[1].ID).State; st != container.OutboxPending {
+	if st := storetest.GetOutbox(t, e.store, items[1].ID).State; st != container.OutboxPending {
 		t.Errorf("the poison record's item is %s, want still pending (for the sweep)", st)
 	}
 }
@@ -250,9 +251,9 @@ func (f failIDs) Send(ctx context.Context, msgs []queue.Outgoing) error {
 
 func TestStreamHandlerReportsFailedSends(t *testing.T) {
 	e := newStreamEnv(t)
-	a := createItem(t, e.store, time.Now())
-	b := createItem(t, e.store, time.Now())
-	stop := lifecycleItem(t, e.store, container.OpStop) // a create and a stop
+	a := storetest.CommitCreate(t, e.store, time.Now())
+	b := storetest.CommitCreate(t, e.store, time.Now())
+	stop := storetest.CommitRequest(t, e.store, container.OpStop) // a create and a stop
 	recs := e.records(t, 4)
 	e.handler.Dispatcher.Queues[outbox.CreateQueue] = failIDs{Queue: e.create, ids: map[string]bool{b.ID: true}}
 	failed := e.handle(t, recs...)
@@ -265,11 +266,11 @@ func TestStreamHandlerReportsFailedSends(t *testing.T) {
 	if len(failed) != 1 || failed[0] != bSeq {
 		t.Fatalf("batch item failures %v, want b's record %s", failed, bSeq)
 	}
-	if st := getItem(t, e.store, b.ID).State; st != container.OutboxPending {
+	if st := storetest.GetOutbox(t, e.store, b.ID).State; st != container.OutboxPending {
 		t.Errorf("b is %s after a failed send, want pending", st)
 	}
 	for _, id := range []string{a.ID, stop.ID} {
-		if st := getItem(t, e.store, id).State; st != container.OutboxDispatched {
+		if st := storetest.GetOutbox(t, e.store, id).State; st != container.OutboxDispatched {
 			t.Errorf("item %s is %s, want dispatched", id, st)
 		}
 	}
@@ -316,7 +317,7 @@ func TestLatencyThroughStream(t *testing.T) {
 		// Commit at a random point of the pump's poll cycle, as independent
 		// requests do, rather than in step with it.
 		time.Sleep(time.Duration(rand.Int64N(int64(2 * pollInterval))))
-		p := createParams(time.Now())
+		p := storetest.CreateAt(time.Now())
 		if _, err := e.store.CreateInstance(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
@@ -336,5 +337,5 @@ func TestLatencyThroughStream(t *testing.T) {
 		}
 	}
 	t.Logf("stream dispatch latency over %d creates: median %s commit → message received (median %s commit → handler invoked); %d handler invocations",
-		n, median(toReceived), median(toHandler), pump.Invocations())
+		n, testenv.Median(toReceived), testenv.Median(toHandler), pump.Invocations())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
 )
@@ -29,10 +30,10 @@ func TestDispatchRoutesBatchesAndMarks(t *testing.T) {
 	}
 	var items []container.OutboxItem
 	for range 23 {
-		items = append(items, createItem(t, st, time.Now()))
+		items = append(items, storetest.CommitCreate(t, st, time.Now()))
 	}
 	for _, op := range []container.Op{container.OpStart, container.OpStop, container.OpDelete} {
-		items = append(items, lifecycleItem(t, st, op))
+		items = append(items, storetest.CommitRequest(t, st, op))
 	}
 	items = append(items, items[0]) // the same item twice: sent once
 
@@ -80,7 +81,7 @@ func TestDispatchRoutesBatchesAndMarks(t *testing.T) {
 	check(lq, 3, false)
 
 	for id := range byID {
-		if it := getItem(t, st, id); it.State != container.OutboxDispatched || it.DispatchedAt == nil {
+		if it := storetest.GetOutbox(t, st, id); it.State != container.OutboxDispatched || it.DispatchedAt == nil {
 			t.Errorf("item %s: state %s, dispatched at %v after Dispatch", id, it.State, it.DispatchedAt)
 		}
 	}
@@ -108,16 +109,16 @@ func TestDispatchSkipsFinishedAndFailsInvalid(t *testing.T) {
 	cq, lq := memQueues(t, 1000)
 	d := &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq, outbox.LifecycleQueue: lq}, Store: st}
 	ctx := context.Background()
-	done := createItem(t, st, time.Now())
+	done := storetest.CommitCreate(t, st, time.Now())
 	if err := st.MarkDone(ctx, done.ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	done = getItem(t, st, done.ID)
-	gaveUp := createItem(t, st, time.Now())
+	done = storetest.GetOutbox(t, st, done.ID)
+	gaveUp := storetest.CommitCreate(t, st, time.Now())
 	if err := st.MarkFailed(ctx, gaveUp.ID, 5, "boom", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	gaveUp = getItem(t, st, gaveUp.ID)
+	gaveUp = storetest.GetOutbox(t, st, gaveUp.ID)
 	bad := container.OutboxItem{ID: container.NewID(), InstanceID: "i", Op: "reboot", State: container.OutboxPending}
 	noInstance := container.OutboxItem{ID: container.NewID(), Op: container.OpStop, State: container.OutboxPending}
 	badID := container.OutboxItem{ID: "has spaces", InstanceID: "i", Op: container.OpStop, State: container.OutboxPending}
@@ -142,15 +143,15 @@ func TestDispatchReportsSendFailures(t *testing.T) {
 	d := &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq}, Store: st}
 	var items []container.OutboxItem
 	for range 5 {
-		items = append(items, createItem(t, st, time.Now()))
+		items = append(items, storetest.CommitCreate(t, st, time.Now()))
 	}
-	stop := lifecycleItem(t, st, container.OpStop) // no lifecycle queue configured
+	stop := storetest.CommitRequest(t, st, container.OpStop) // no lifecycle queue configured
 	failed := d.Dispatch(context.Background(), append(items, stop))
 	if len(failed) != 3 || !errors.Is(failed[stop.ID], outbox.ErrNoQueue) {
 		t.Fatalf("failed %v, want two that did not fit and the stop (no queue)", failed)
 	}
 	for _, it := range items {
-		got := getItem(t, st, it.ID)
+		got := storetest.GetOutbox(t, st, it.ID)
 		if _, notSent := failed[it.ID]; notSent != (got.State == container.OutboxPending) {
 			t.Errorf("item %s: failed %t, state %s", it.ID, notSent, got.State)
 		}
@@ -173,7 +174,7 @@ func TestMarkDispatchedFailureIsNotFatal(t *testing.T) {
 	cq, _ := memQueues(t, 10)
 	var logs testenv.SyncBuffer
 	d := &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq}, Store: failingMarks{st}, Logger: testLogger(&logs)}
-	it := createItem(t, st, time.Now())
+	it := storetest.CommitCreate(t, st, time.Now())
 	if failed := d.Dispatch(context.Background(), []container.OutboxItem{it}); failed != nil {
 		t.Fatalf("Dispatch: %v", failed)
 	}
@@ -201,19 +202,19 @@ func TestSweepDispatchesOnlyStaleItems(t *testing.T) {
 	ctx := context.Background()
 	var stale []string
 	for range 150 { // more than one ListUndispatched page
-		stale = append(stale, createItem(t, st, time.Now().Add(-time.Minute)).ID)
+		stale = append(stale, storetest.CommitCreate(t, st, time.Now().Add(-time.Minute)).ID)
 	}
-	fresh := createItem(t, st, time.Now())
+	fresh := storetest.CommitCreate(t, st, time.Now())
 	n, err := d.Sweep(ctx, 30*time.Second)
 	if err != nil || n != len(stale) {
 		t.Fatalf("Sweep: %d, %v; want %d stale items dispatched", n, err, len(stale))
 	}
 	for _, id := range stale {
-		if it := getItem(t, st, id); it.State != container.OutboxDispatched {
+		if it := storetest.GetOutbox(t, st, id); it.State != container.OutboxDispatched {
 			t.Fatalf("stale item %s is %s after the sweep", id, it.State)
 		}
 	}
-	if it := getItem(t, st, fresh.ID); it.State != container.OutboxPending {
+	if it := storetest.GetOutbox(t, st, fresh.ID); it.State != container.OutboxPending {
 		t.Errorf("a fresh item was swept (%s)", it.State)
 	}
 	if got := len(drain(t, cq)); got != len(stale) {
@@ -229,7 +230,7 @@ func TestSweepReportsFailures(t *testing.T) {
 	cq, _ := memQueues(t, 2)
 	d := &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq}, Store: st}
 	for range 4 {
-		createItem(t, st, time.Now().Add(-time.Minute))
+		storetest.CommitCreate(t, st, time.Now().Add(-time.Minute))
 	}
 	n, err := d.Sweep(context.Background(), time.Second)
 	if n != 2 || err == nil {
@@ -264,8 +265,8 @@ func TestSweepMeasuresOldestPending(t *testing.T) {
 		if _, err := d.Sweep(ctx, 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		createItem(t, st, now.Add(-2*time.Minute))
-		createItem(t, st, now.Add(-10*time.Second))
+		storetest.CommitCreate(t, st, now.Add(-2*time.Minute))
+		storetest.CommitCreate(t, st, now.Add(-10*time.Second))
 		if _, err := d.Sweep(ctx, 30*time.Second); err != nil { // sends the 2-minute-old item
 			t.Fatal(err)
 		}

@@ -2,6 +2,11 @@
 // instance change that asked for them) into queue messages, and sweeps items
 // that were never dispatched. Creates go to the create queue, start, stop
 // and delete to the lifecycle queue.
+//
+// On AWS the dispatcher Lambda hands a Dispatcher the items DynamoDB Streams
+// reports; the local server has no stream, and a Watcher plays its part:
+// told of each commit, it dispatches at once, and sweeps on a timer as a
+// safety net.
 package outbox
 
 import (

@@ -9,7 +9,9 @@ import (
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // startWatcher runs a watcher whose sweep is an hour away, so whatever it
@@ -32,7 +34,7 @@ func TestWatcherDispatchesOnNotify(t *testing.T) {
 
 	// A create through the notifying store: the message is there without
 	// waiting for the (hour-long) sweep.
-	p := createParams(time.Now())
+	p := storetest.CreateAt(time.Now())
 	if _, err := nst.CreateInstance(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestWatcherDispatchesOnNotify(t *testing.T) {
 	}
 	// Marked dispatched right after the send.
 	deadline := time.Now().Add(5 * time.Second)
-	for getItem(t, st, p.Outbox.ID).State != container.OutboxDispatched {
+	for storetest.GetOutbox(t, st, p.Outbox.ID).State != container.OutboxDispatched {
 		if time.Now().After(deadline) {
 			t.Fatal("the item was not marked dispatched")
 		}
@@ -53,7 +55,7 @@ func TestWatcherDispatchesOnNotify(t *testing.T) {
 	}
 
 	// A transition carrying an outbox item notifies too.
-	stop := lifecycleItem(t, nst, container.OpStop)
+	stop := storetest.CommitRequest(t, nst, container.OpStop)
 	ds, err = lq.Receive(context.Background(), 1, 5*time.Second)
 	if err != nil || len(ds) != 1 || decode(t, ds[0]).OutboxID != stop.ID {
 		t.Fatalf("Receive after a notified stop: %v, %v", ds, err)
@@ -66,7 +68,7 @@ func TestWatcherCoalescesBursts(t *testing.T) {
 	_, nst := startWatcher(t, st, map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq})
 	const n = 40
 	for range n {
-		if _, err := nst.CreateInstance(context.Background(), createParams(time.Now())); err != nil {
+		if _, err := nst.CreateInstance(context.Background(), storetest.CreateAt(time.Now())); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +95,7 @@ func TestWatcherCoalescesBursts(t *testing.T) {
 func TestWatcherDispatchesLeftoversAtStart(t *testing.T) {
 	st := teststores.Bolt(t, nil)
 	cq, _ := memQueues(t, 100)
-	old := createItem(t, st, time.Now().Add(-time.Hour)) // pending from before a restart
+	old := storetest.CommitCreate(t, st, time.Now().Add(-time.Hour)) // pending from before a restart
 	startWatcher(t, st, map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq})
 	ds, err := cq.Receive(context.Background(), 1, 5*time.Second)
 	if err != nil || len(ds) != 1 || decode(t, ds[0]).OutboxID != old.ID {
@@ -110,7 +112,7 @@ func TestWatcherSweepCatchesMissedNotifications(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	it := createItem(t, st, time.Now()) // written without a notification
+	it := storetest.CommitCreate(t, st, time.Now()) // written without a notification
 	ds, err := cq.Receive(context.Background(), 1, 5*time.Second)
 	if err != nil || len(ds) != 1 || decode(t, ds[0]).OutboxID != it.ID {
 		t.Fatalf("Receive: %v, %v", ds, err)
@@ -127,7 +129,7 @@ func TestLatencyInProcess(t *testing.T) {
 	const n = 100
 	var fromCommit, fromCreatedAt []time.Duration
 	for range n {
-		p := createParams(time.Now())
+		p := storetest.CreateAt(time.Now())
 		if _, err := nst.CreateInstance(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
@@ -142,5 +144,5 @@ func TestLatencyInProcess(t *testing.T) {
 		_ = cq.Ack(context.Background(), ds[0])
 	}
 	t.Logf("in-process dispatch latency over %d creates: median %s from CreateInstance's return (commit), %s from the item's CreatedAt (before the bolt fsync)",
-		n, median(fromCommit), median(fromCreatedAt))
+		n, testenv.Median(fromCommit), testenv.Median(fromCreatedAt))
 }

@@ -15,7 +15,8 @@
 //
 // Every decision is taken on the instance as listed (status, version,
 // updated_at). Writes are conditional on that version: the reconciler's own
-// writes are store.Transition with ExpectVersion, and before an observation
+// writes go through manager.Advance with a decision that refuses any other
+// version than the listed one, and before an observation
 // is handed to OnEvent the instance is read again (a consistent read) and
 // must still be at the listed version. A version that moved on, or an
 // ErrConflict, means a worker, the API or another reconciler got there
@@ -62,8 +63,8 @@
 //	delete_pending, deleting     delete           max(10m, stop_grace_period + 5m)
 //
 // The action is the same for every transient status: re-enqueue the
-// operation that status is waiting for — a field-only store.Transition
-// (status unchanged, ExpectVersion) that writes a fresh pending outbox item
+// operation that status is waiting for — a field-only transition through
+// manager.Advance (status unchanged, guarded by the listed version) that writes a fresh pending outbox item
 // and an event (Actor "berth", message starting "reconciler re-enqueued"),
 // so the normal pipeline (dispatcher, queue, worker) retries it. Workers are
 // idempotent (they accept an instance already in the in-progress status and

@@ -1,6 +1,8 @@
 // Package testenv tells tests where the real parts they need are running
-// (DynamoDB Local, Docker engines, the SQS emulator) and what to do when a
-// part is missing: skip with the reason locally, fail loudly in CI.
+// (DynamoDB Local, Docker engines, the SQS emulator, a kube-apiserver with
+// kwok nodes) and what to do when a part is missing: skip with the reason
+// locally, fail loudly in CI. It also holds the small helpers every test
+// package shares (Context, Median, SyncBuffer).
 //
 // `make test` (scripts/test-services.sh) starts the parts and exports the
 // variables read here; a developer may also point them at their own.

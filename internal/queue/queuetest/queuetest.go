@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/queue"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // Options configure the queues one test asks the factory for.
@@ -144,15 +145,9 @@ func (s *suite) round(d time.Duration) time.Duration {
 	return (d + g - 1) / g * g
 }
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func send(t *testing.T, q queue.Queue, msgs ...queue.Outgoing) {
 	t.Helper()
-	if err := q.Send(ctxFor(t, 10*time.Second), msgs); err != nil {
+	if err := q.Send(testenv.Context(t, 10*time.Second), msgs); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
 }
@@ -162,7 +157,7 @@ func msg(id, body string) queue.Outgoing { return queue.Outgoing{ID: id, Body: [
 // receiveOne waits up to wait for exactly one message.
 func receiveOne(t *testing.T, q queue.Queue, wait time.Duration) (queue.Delivery, bool) {
 	t.Helper()
-	ds, err := q.Receive(ctxFor(t, wait+30*time.Second), 1, wait)
+	ds, err := q.Receive(testenv.Context(t, wait+30*time.Second), 1, wait)
 	if err != nil {
 		t.Fatalf("Receive: %v", err)
 	}
@@ -194,7 +189,7 @@ func expectNone(t *testing.T, q queue.Queue, wait time.Duration, why string) {
 
 func ack(t *testing.T, q queue.Queue, d queue.Delivery) {
 	t.Helper()
-	if err := q.Ack(ctxFor(t, 10*time.Second), d); err != nil {
+	if err := q.Ack(testenv.Context(t, 10*time.Second), d); err != nil {
 		t.Fatalf("Ack %s: %v", d.MessageID, err)
 	}
 }
@@ -224,7 +219,7 @@ func (s *suite) sendReceiveAck(t *testing.T) {
 func (s *suite) emptyReceiveWaits(t *testing.T) {
 	q, _ := s.newQueue(t, Options{VisibilityTimeout: time.Second, MaxReceives: 5})
 	start := time.Now()
-	ds, err := q.Receive(ctxFor(t, 30*time.Second), 10, time.Second)
+	ds, err := q.Receive(testenv.Context(t, 30*time.Second), 10, time.Second)
 	took := time.Since(start)
 	if err != nil || len(ds) != 0 {
 		t.Fatalf("Receive on an empty queue: %d messages, %v", len(ds), err)
@@ -237,7 +232,7 @@ func (s *suite) emptyReceiveWaits(t *testing.T) {
 	}
 	// wait 0 answers at once.
 	start = time.Now()
-	if _, err := q.Receive(ctxFor(t, 30*time.Second), 1, 0); err != nil {
+	if _, err := q.Receive(testenv.Context(t, 30*time.Second), 1, 0); err != nil {
 		t.Fatalf("Receive(wait 0): %v", err)
 	}
 	if took := time.Since(start); took > 2*time.Second {
@@ -307,7 +302,7 @@ func (s *suite) batchOfTen(t *testing.T) {
 	got := map[string]queue.Delivery{}
 	deadline := time.Now().Add(10 * time.Second)
 	for len(got) < len(want) && time.Now().Before(deadline) {
-		ds, err := q.Receive(ctxFor(t, 30*time.Second), queue.MaxBatch, time.Second)
+		ds, err := q.Receive(testenv.Context(t, 30*time.Second), queue.MaxBatch, time.Second)
 		if err != nil {
 			t.Fatalf("Receive: %v", err)
 		}
@@ -333,7 +328,7 @@ func (s *suite) batchOfTen(t *testing.T) {
 
 func (s *suite) batchLimits(t *testing.T) {
 	q, _ := s.newQueue(t, Options{VisibilityTimeout: time.Second, MaxReceives: 5})
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	var eleven []queue.Outgoing
 	for i := range queue.MaxBatch + 1 {
 		eleven = append(eleven, msg(fmt.Sprintf("m%d", i), "x"))
@@ -458,7 +453,7 @@ func (s *suite) nackDelay(t *testing.T) {
 	send(t, q, msg("a", "retry me"))
 	d1 := mustReceiveOne(t, q, 5*time.Second)
 	const delay = time.Second
-	if err := q.Nack(ctxFor(t, 10*time.Second), d1, delay); err != nil {
+	if err := q.Nack(testenv.Context(t, 10*time.Second), d1, delay); err != nil {
 		t.Fatalf("Nack: %v", err)
 	}
 	nacked := time.Now()
@@ -471,7 +466,7 @@ func (s *suite) nackDelay(t *testing.T) {
 		t.Errorf("redelivered %s with ReceiveCount %d, want %s with 2", d2.MessageID, d2.ReceiveCount, d1.MessageID)
 	}
 	// Nack(0): visible again at once.
-	if err := q.Nack(ctxFor(t, 10*time.Second), d2, 0); err != nil {
+	if err := q.Nack(testenv.Context(t, 10*time.Second), d2, 0); err != nil {
 		t.Fatalf("Nack(0): %v", err)
 	}
 	start := time.Now()
@@ -520,7 +515,7 @@ func (s *suite) deadLetter(t *testing.T) {
 			t.Errorf("delivery %d: ReceiveCount %d", i, d.ReceiveCount)
 		}
 		id = d.MessageID
-		if err := q.Nack(ctxFor(t, 10*time.Second), d, 0); err != nil {
+		if err := q.Nack(testenv.Context(t, 10*time.Second), d, 0); err != nil {
 			t.Fatalf("Nack: %v", err)
 		}
 	}
@@ -553,7 +548,7 @@ func (s *suite) attributes(t *testing.T) {
 	got := map[string]queue.Delivery{}
 	deadline := time.Now().Add(10 * time.Second)
 	for len(got) < 2 && time.Now().Before(deadline) {
-		ds, err := q.Receive(ctxFor(t, 30*time.Second), 10, time.Second)
+		ds, err := q.Receive(testenv.Context(t, 30*time.Second), 10, time.Second)
 		if err != nil {
 			t.Fatalf("Receive: %v", err)
 		}
@@ -577,7 +572,7 @@ func (s *suite) attributes(t *testing.T) {
 
 func (s *suite) capacity(t *testing.T) {
 	q, _ := s.newQueue(t, Options{VisibilityTimeout: 10 * time.Second, MaxReceives: 5})
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	n := 0
 	for n < s.f.Capacity {
 		var out []queue.Outgoing

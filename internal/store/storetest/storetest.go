@@ -1,6 +1,10 @@
 // Package storetest is the conformance suite every store.Store backend must
 // pass. A backend's test calls Run with a factory that returns a fresh,
 // empty store reading time from the given clock.
+//
+// It also holds the fixtures that tests above the store build their data
+// with: NewCreate for a valid create, and (outbox_fixtures.go) committed
+// outbox items for the packages that read the outbox.
 package storetest
 
 import (
