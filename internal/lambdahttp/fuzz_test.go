@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -61,7 +63,11 @@ func FuzzLambdaHandler(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Handle returned an error (API Gateway would answer 500): %v", err)
 		}
-		if resp.StatusCode < 200 || resp.StatusCode >= 500 {
+		// The one 5xx that is an answer, not a failure: the api function
+		// holds no runtime client, so the logs route is 501 there, as
+		// docs/openapi.yaml says.
+		notServedHere := resp.StatusCode == http.StatusNotImplemented && strings.HasSuffix(ev.RawPath, "/logs")
+		if resp.StatusCode < 200 || (resp.StatusCode >= 500 && !notServedHere) {
 			t.Fatalf("status %d for %s %q: %s", resp.StatusCode, ev.RequestContext.HTTP.Method, ev.RawPath, resp.Body)
 		}
 		if !resp.IsBase64Encoded && !utf8.ValidString(resp.Body) {
