@@ -110,39 +110,23 @@ func (s *Store) PutBindLedger(ctx context.Context, l container.BindLedger) (cont
 // PutTemplate) and the ledger in one transaction.
 func (s *Store) PutTemplateWithLedger(ctx context.Context, t container.Template, l container.BindLedger) (container.Template, bool, error) {
 	const op = "put template with bind ledger"
-	if t.Name == "" {
-		return container.Template{}, false, fmt.Errorf("dynamostore: %s: template has no name", op)
-	}
-	var lost error
-	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
-		if attempt > 1 {
-			if err := pause(ctx, attempt-1, lost); err != nil {
-				return container.Template{}, false, err
-			}
-		}
-		item, cond, created, err := s.templatePut(ctx, t)
-		if err != nil {
-			return container.Template{}, false, err
-		}
+	return s.putTemplate(ctx, op, t, func(item map[string]types.AttributeValue, cond *expr) (error, error) {
 		tx := &txn{}
 		tx.put(roleTemplate, s.templates, item, cond)
 		if _, err := s.ledgerPut(tx, l); err != nil {
-			return container.Template{}, false, fmt.Errorf("dynamostore: %s: %w", op, err)
+			return nil, fmt.Errorf("dynamostore: %s: %w", op, err)
 		}
 		out, err := s.run(ctx, tx, newRequestToken().attempt(1))
 		switch {
 		case err != nil:
-			return container.Template{}, false, fail(op, s.templates, t.Name, err)
+			return nil, fail(op, s.templates, t.Name, err)
 		case out == nil:
-			stored, err := unmarshalTemplate(item)
-			return stored, created, err
+			return nil, nil
 		case out.failed[roleLedger]:
-			return container.Template{}, false, failWith(store.ErrBindLedgerChanged, op, s.counters, bindLedgerName)
+			return nil, failWith(store.ErrBindLedgerChanged, op, s.counters, bindLedgerName)
 		case out.failed[roleTemplate], out.conflict:
-			lost = fmt.Errorf("transaction cancelled: %v", out) // another put won; build on its version
-		default:
-			return container.Template{}, false, out.unexpected(op, s.templates, t.Name)
+			return fmt.Errorf("transaction cancelled: %v", out), nil // another put won; build on its version
 		}
-	}
-	return container.Template{}, false, errContention(op, s.templates, t.Name, s.maxAttempts, lost)
+		return nil, out.unexpected(op, s.templates, t.Name)
+	})
 }

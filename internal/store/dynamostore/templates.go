@@ -68,7 +68,30 @@ func templateUnchanged(t container.Template) (*expr, error) {
 // write is conditioned on the version it replaces, so two concurrent puts
 // both land, one after the other, each with its own version.
 func (s *Store) PutTemplate(ctx context.Context, t container.Template) (container.Template, bool, error) {
-	const op = "put template"
+	return s.putTemplate(ctx, "put template", t, func(item map[string]types.AttributeValue, e *expr) (error, error) {
+		_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                 aws.String(s.templates),
+			Item:                      item,
+			ConditionExpression:       aws.String(e.condition),
+			ExpressionAttributeNames:  e.namesOrNil(),
+			ExpressionAttributeValues: e.valuesOrNil(),
+		})
+		switch {
+		case err == nil:
+			return nil, nil
+		case isConditionFailed(err):
+			return err, nil // another put won; build on its version
+		}
+		return nil, fail("put template", s.templates, t.Name, err)
+	})
+}
+
+// putTemplate is the one loop of every template write: it builds the item
+// on the stored version and hands it to write, which returns lost when
+// another put won (the loop then builds on the new version), or err to end
+// the loop. Both nil: written.
+func (s *Store) putTemplate(ctx context.Context, op string, t container.Template,
+	write func(item map[string]types.AttributeValue, cond *expr) (lost, err error)) (container.Template, bool, error) {
 	if t.Name == "" {
 		return container.Template{}, false, fmt.Errorf("dynamostore: %s: template has no name", op)
 	}
@@ -79,25 +102,16 @@ func (s *Store) PutTemplate(ctx context.Context, t container.Template) (containe
 				return container.Template{}, false, err
 			}
 		}
-		item, e, created, err := s.templatePut(ctx, t)
+		item, cond, created, err := s.templatePut(ctx, t)
 		if err != nil {
 			return container.Template{}, false, err
 		}
-		_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                 aws.String(s.templates),
-			Item:                      item,
-			ConditionExpression:       aws.String(e.condition),
-			ExpressionAttributeNames:  e.namesOrNil(),
-			ExpressionAttributeValues: e.valuesOrNil(),
-		})
-		switch {
-		case err == nil:
+		if lost, err = write(item, cond); err != nil {
+			return container.Template{}, false, err
+		}
+		if lost == nil {
 			stored, err := unmarshalTemplate(item)
 			return stored, created, err
-		case isConditionFailed(err):
-			lost = err // another put won; build on its version
-		default:
-			return container.Template{}, false, fail(op, s.templates, t.Name, err)
 		}
 	}
 	return container.Template{}, false, errContention(op, s.templates, t.Name, s.maxAttempts, lost)
