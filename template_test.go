@@ -19,10 +19,10 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 
 	"github.com/berth-io/berth/internal/config"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/store/dynamostore"
+	"github.com/berth-io/berth/internal/wiring"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -228,7 +228,7 @@ func paramOf(v any) string {
 type function struct {
 	logicalID string
 	dir       string // functions/<dir>
-	kind      string // what lambdaenv.LoadConfig is told
+	kind      string // what wiring.LoadConfig is told
 	withSQS   bool   // whether the function cannot run without both queues
 	secret    bool   // whether it may read the runtime configuration secret
 }
@@ -381,7 +381,7 @@ func TestTemplateTables(t *testing.T) {
 // defaults are the configuration's own.
 func TestTemplateEnvironment(t *testing.T) {
 	c := loadTemplate(t)
-	known := append(config.EnvKeys(), lambdaenv.ConfigFileVar, lambdaenv.ConfigSecretVar)
+	known := append(config.EnvKeys(), wiring.ConfigFileVar, wiring.ConfigSecretVar)
 	def := config.Default()
 	for _, f := range functions {
 		vars := c.env(f.logicalID)
@@ -395,7 +395,7 @@ func TestTemplateEnvironment(t *testing.T) {
 			}
 		}
 		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-		cfg, err := lambdaenv.LoadConfig(f.kind, lookup, f.withSQS)
+		cfg, err := wiring.LoadConfig(f.kind, lookup, f.withSQS)
 		if err != nil {
 			t.Errorf("%s: its environment does not load: %v", f.logicalID, err)
 			continue
@@ -406,11 +406,11 @@ func TestTemplateEnvironment(t *testing.T) {
 		if cfg.Store.TablePrefix != def.Store.TablePrefix || cfg.Auth.AdminClaim != def.Auth.AdminClaim || cfg.Auth.AdminGroup != def.Auth.AdminGroup {
 			t.Errorf("%s: store/auth %+v %+v differ from the defaults", f.logicalID, cfg.Store, cfg.Auth)
 		}
-		_, hasSecret := vars[lambdaenv.ConfigSecretVar]
+		_, hasSecret := vars[wiring.ConfigSecretVar]
 		if hasSecret != f.secret {
-			t.Errorf("%s: %s given = %v, want %v (only workers and the reconciler read runtime secrets)", f.logicalID, lambdaenv.ConfigSecretVar, hasSecret, f.secret)
+			t.Errorf("%s: %s given = %v, want %v (only workers and the reconciler read runtime secrets)", f.logicalID, wiring.ConfigSecretVar, hasSecret, f.secret)
 		}
-		if f.kind != "api" && !lambdaenv.HasQueues(cfg) {
+		if f.kind != "api" && !wiring.HasQueues(cfg) {
 			t.Errorf("%s: both queue URLs are needed", f.logicalID)
 		}
 		if f.kind == "api" && (vars["BERTH_QUEUE_CREATE_QUEUE_URL"] != nil || vars["BERTH_QUEUE_LIFECYCLE_QUEUE_URL"] != nil) {

@@ -21,7 +21,6 @@ import (
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/imagestatus"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/monitor"
@@ -34,6 +33,7 @@ import (
 	"github.com/berth-io/berth/internal/runtime/docker"
 	"github.com/berth-io/berth/internal/secrets"
 	"github.com/berth-io/berth/internal/store/boltstore"
+	"github.com/berth-io/berth/internal/wiring"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -196,11 +196,11 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 
 	// Every committed outbox item wakes the watcher: dispatch is
 	// event-driven, the sweep only a safety net.
-	mo := lambdaenv.ManagerOptions(cfg, st, log, emf)
+	mo := wiring.ManagerOptions(cfg, st, log, emf)
 	mo.OnCommit = s.watcher.Committed
 	s.manager = manager.New(mo)
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
-	wo := lambdaenv.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)
+	wo := wiring.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)
 	wo.CreateSlots = s.slots
 	if wo.Secrets, err = secrets.New(cfg.Secrets, os.LookupEnv, nil); err != nil {
 		return nil, err
@@ -305,7 +305,7 @@ func (s *server) run(ctx context.Context) error {
 	if err := s.recoverQueues(ctx); err != nil {
 		return err
 	}
-	rec, err := reconcile.New(lambdaenv.ReconcileOptions(s.cfg, s.manager, s.store, s.rts.All(), s.dispatcher, s.log, nil))
+	rec, err := reconcile.New(wiring.ReconcileOptions(s.cfg, s.manager, s.store, s.rts.All(), s.dispatcher, s.log, nil))
 	if err != nil {
 		return fmt.Errorf("reconciler: %w", err)
 	}

@@ -6,17 +6,17 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/httpapi"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/lambdahttp"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/wiring"
 )
 
 // setup loads the configuration from env and builds the function's
 // handler on DynamoDB: everything a Lambda container keeps between events.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*lambdahttp.Adapter, error) {
-	e, err := lambdaenv.New(ctx, "api", false, env, environ, logger)
+	e, err := wiring.New(ctx, "api", false, env, environ, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -26,14 +26,14 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	// The api knows the deployment's nodes only from a packaged file: on
 	// AWS they sit in the runtime secret, which only the workers and the
 	// reconciler may read.
-	file, _ := env(lambdaenv.ConfigFileVar)
+	file, _ := env(wiring.ConfigFileVar)
 	return adapter(cfg, e.Store, logger, e.Metrics, file != ""), nil
 }
 
 // loadConfig is the configuration of the api function: the DynamoDB store,
 // and the optional file (docker.hosts' allowed_bind_roots bound templates).
 func loadConfig(env func(string) (string, bool)) (*config.Config, error) {
-	return lambdaenv.LoadConfig("api", env, false)
+	return wiring.LoadConfig("api", env, false)
 }
 
 // newAdapter wires the manager, the HTTP API (caller from the request
@@ -46,7 +46,7 @@ func newAdapter(cfg *config.Config, s store.Store, logger *slog.Logger, emf *met
 // adapter is newAdapter; nodesKnown says whether cfg's nodes are the
 // deployment's (manager.Options.NodesKnown).
 func adapter(cfg *config.Config, s store.Store, logger *slog.Logger, emf *metrics.Emitter, nodesKnown bool) *lambdahttp.Adapter {
-	mo := lambdaenv.ManagerOptions(cfg, s, logger, emf)
+	mo := wiring.ManagerOptions(cfg, s, logger, emf)
 	mo.NodesKnown = nodesKnown
 	m := manager.New(mo)
 	h := httpapi.New(httpapi.Options{

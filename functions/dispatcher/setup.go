@@ -5,19 +5,19 @@ import (
 	"log/slog"
 
 	"github.com/berth-io/berth/internal/config"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/lambdastream"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/dynamostore"
+	"github.com/berth-io/berth/internal/wiring"
 )
 
 // setup loads the configuration from env and builds the stream handler on
 // DynamoDB and SQS: everything a Lambda container keeps between events.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*lambdastream.Handler, error) {
-	e, err := lambdaenv.New(ctx, "dispatcher", true, env, environ, logger)
+	e, err := wiring.New(ctx, "dispatcher", true, env, environ, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 func newHandler(cfg *config.Config, st store.OutboxStore, sqsClient sqsqueue.API, emf *metrics.Emitter, logger *slog.Logger) *lambdastream.Handler {
 	return &lambdastream.Handler{
 		Dispatcher: &outbox.Dispatcher{
-			Queues:  lambdaenv.Queues(cfg, sqsClient),
+			Queues:  wiring.Queues(cfg, sqsClient),
 			Store:   st,
 			Metrics: emf,
 			Logger:  logger,

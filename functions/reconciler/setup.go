@@ -9,7 +9,6 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/imagestatus"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/outbox"
@@ -17,6 +16,7 @@ import (
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/configured"
 	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/wiring"
 )
 
 // deadlineMargin is kept free before the invocation's deadline so that a
@@ -53,12 +53,12 @@ func imageRefresher(cfg *config.Config, st store.TemplateStore, check imagestatu
 // setup loads the configuration from env and builds the reconciler on
 // DynamoDB, the Docker hosts and (when configured) the SQS queues.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*function, error) {
-	e, err := lambdaenv.New(ctx, "reconciler", false, env, environ, logger)
+	e, err := wiring.New(ctx, "reconciler", false, env, environ, logger)
 	if err != nil {
 		return nil, err
 	}
 	cfg := e.Config
-	rts, err := configured.Build(cfg, logger, lambdaenv.RuntimesHint)
+	rts, err := configured.Build(cfg, logger, wiring.RuntimesHint)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +66,8 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 		logger.Warn("no runtime configured (docker.hosts and kubernetes.clusters are empty): the pass checks no container")
 	}
 	var sw reconcile.Sweeper
-	if lambdaenv.HasQueues(cfg) {
-		sw = &outbox.Dispatcher{Queues: lambdaenv.Queues(cfg, e.SQS()), Store: e.Store, Metrics: e.Metrics, Logger: logger}
+	if wiring.HasQueues(cfg) {
+		sw = &outbox.Dispatcher{Queues: wiring.Queues(cfg, e.SQS()), Store: e.Store, Metrics: e.Metrics, Logger: logger}
 	} else {
 		logger.Warn("no queue URLs configured: the outbox sweep is skipped (set BERTH_QUEUE_CREATE_QUEUE_URL and BERTH_QUEUE_LIFECYCLE_QUEUE_URL)")
 	}
@@ -93,8 +93,8 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 // own (cfg.Docker.Scope). sweeper may be nil.
 func newFunction(cfg *config.Config, st store.Store, rts []runtime.Runtime, sweeper reconcile.Sweeper,
 	emf *metrics.Emitter, logger *slog.Logger) (*function, error) {
-	m := manager.New(lambdaenv.ManagerOptions(cfg, st, logger, emf))
-	rc, err := reconcile.New(lambdaenv.ReconcileOptions(cfg, m, st, rts, sweeper, logger, emf))
+	m := manager.New(wiring.ManagerOptions(cfg, st, logger, emf))
+	rc, err := reconcile.New(wiring.ReconcileOptions(cfg, m, st, rts, sweeper, logger, emf))
 	if err != nil {
 		return nil, err
 	}
@@ -153,5 +153,5 @@ func (f *function) handle(ctx context.Context, ev events.EventBridgeEvent) (reco
 // loadConfig is the reconciler's configuration: the DynamoDB store, queues
 // only for the sweep (optional), docker.hosts from the file.
 func loadConfig(env func(string) (string, bool)) (*config.Config, error) {
-	return lambdaenv.LoadConfig("reconciler", env, false)
+	return wiring.LoadConfig("reconciler", env, false)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/lambdastream"
 	"github.com/berth-io/berth/internal/lambdastream/streamtest"
 	"github.com/berth-io/berth/internal/manager"
@@ -34,6 +33,7 @@ import (
 	"github.com/berth-io/berth/internal/store/dynamostore"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
+	"github.com/berth-io/berth/internal/wiring"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -139,7 +139,7 @@ func pollSQS(ctx context.Context, t *testing.T, q *sqsqueue.Queue, fn *function,
 		for _, d := range ds {
 			ev.Records = append(ev.Records, events.SQSMessage{
 				MessageId: d.MessageID, ReceiptHandle: d.Handle, Body: string(d.Body),
-				EventSourceARN: "arn:aws:sqs:us-east-1:000000000000:" + lambdaenv.QueueName(q.URL()),
+				EventSourceARN: "arn:aws:sqs:us-east-1:000000000000:" + wiring.QueueName(q.URL()),
 				Attributes: map[string]string{
 					"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount),
 					"SentTimestamp":           strconv.FormatInt(d.SentAt.UnixMilli(), 10),

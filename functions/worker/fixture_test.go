@@ -13,11 +13,11 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
+	"github.com/berth-io/berth/internal/wiring"
 )
 
 // fixtureQueues are the queue URLs of the default deployment, whose names
@@ -61,11 +61,11 @@ func TestFixtureRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("body: %v", err)
 			}
-			want := lambdaenv.QueueName(fixtureQueues[1])
+			want := wiring.QueueName(fixtureQueues[1])
 			if msg.Op == container.OpCreate {
-				want = lambdaenv.QueueName(fixtureQueues[0])
+				want = wiring.QueueName(fixtureQueues[0])
 			}
-			if got := lambdaenv.QueueName(r.EventSourceARN); got != want {
+			if got := wiring.QueueName(r.EventSourceARN); got != want {
 				t.Errorf("a %s from queue %s, want %s", msg.Op, got, want)
 			}
 			if n, err := strconv.Atoi(r.Attributes["ApproximateReceiveCount"]); err != nil || n < 1 {

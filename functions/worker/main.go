@@ -22,11 +22,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/berth-io/berth/internal/lambdaenv"
+	"github.com/berth-io/berth/internal/wiring"
 )
 
 func main() {
-	logger := lambdaenv.Logger()
+	logger := wiring.Logger()
 	slog.SetDefault(logger)
 	fn, err := setup(context.Background(), os.LookupEnv, os.Environ(), logger)
 	if err != nil {

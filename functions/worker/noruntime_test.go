@@ -13,12 +13,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/berth-io/berth/internal/fsm"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
+	"github.com/berth-io/berth/internal/wiring"
 )
 
 // TestWorkerWithoutRuntime: with neither docker.hosts nor
@@ -61,7 +61,7 @@ func workerWithout(t *testing.T, doc string) {
 		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		vars[lambdaenv.ConfigFileVar] = path
+		vars[wiring.ConfigFileVar] = path
 		vars["BERTH_CONTAINER_ALLOWED_RUNTIMES"] = "docker,kubernetes"
 	}
 	for k, v := range vars {

@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/berth-io/berth/internal/config"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/lambdasqs"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
@@ -17,6 +16,7 @@ import (
 	"github.com/berth-io/berth/internal/runtime/configured"
 	"github.com/berth-io/berth/internal/secrets"
 	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/wiring"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -32,11 +32,11 @@ type function struct {
 // setup loads the configuration from env and builds the worker on
 // DynamoDB, the Docker hosts and the SQS queues.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*function, error) {
-	e, err := lambdaenv.New(ctx, "worker", true, env, environ, logger)
+	e, err := wiring.New(ctx, "worker", true, env, environ, logger)
 	if err != nil {
 		return nil, err
 	}
-	rts, err := configured.Build(e.Config, logger, lambdaenv.RuntimesHint)
+	rts, err := configured.Build(e.Config, logger, wiring.RuntimesHint)
 	if err != nil {
 		return nil, err
 	}
@@ -73,15 +73,15 @@ func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClie
 
 // newFunctionOn wires the worker on the runtimes of res (any mix, or none).
 func newFunctionOn(cfg *config.Config, st store.Store, res *runtime.Resolver, sqsClient sqsqueue.API, sec worker.SecretSource, emf *metrics.Emitter, logger *slog.Logger) *function {
-	m := manager.New(lambdaenv.ManagerOptions(cfg, st, logger, emf))
+	m := manager.New(wiring.ManagerOptions(cfg, st, logger, emf))
 	// No local semaphore: the CreateWorker's reserved concurrency (and its
 	// event source's maximum concurrency) is the limit.
-	wo := lambdaenv.WorkerOptions(cfg, m, st, res, logger, emf)
+	wo := wiring.WorkerOptions(cfg, m, st, res, logger, emf)
 	wo.Secrets = sec
 	w := worker.New(wo)
 	f := &function{w: w, queues: map[string]*sqsqueue.Queue{}, log: logger}
 	for _, u := range []string{cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL} {
-		f.queues[lambdaenv.QueueName(u)] = sqsqueue.New(sqsClient, u)
+		f.queues[wiring.QueueName(u)] = sqsqueue.New(sqsClient, u)
 	}
 	return f
 }
@@ -93,7 +93,7 @@ func (f *function) handle(ctx context.Context, ev events.SQSEvent) events.SQSEve
 	bySource := map[string][]events.SQSMessage{}
 	var order []string
 	for _, r := range ev.Records {
-		src := lambdaenv.QueueName(r.EventSourceARN)
+		src := wiring.QueueName(r.EventSourceARN)
 		if _, seen := bySource[src]; !seen {
 			order = append(order, src)
 		}

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/berth-io/berth/internal/config"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/store/dynamostore"
+	"github.com/berth-io/berth/internal/wiring"
 )
 
 // withProps is DefaultProps changed by f.
@@ -541,8 +541,8 @@ func TestEnvNames(t *testing.T) {
 			t.Errorf("%s is not a configuration variable", n)
 		}
 	}
-	if envConfigSecret != lambdaenv.ConfigSecretVar {
-		t.Errorf("the secret's variable is %s, the functions read %s", envConfigSecret, lambdaenv.ConfigSecretVar)
+	if envConfigSecret != wiring.ConfigSecretVar {
+		t.Errorf("the secret's variable is %s, the functions read %s", envConfigSecret, wiring.ConfigSecretVar)
 	}
 }
 

@@ -33,8 +33,8 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/lambdaenv"
 	"github.com/berth-io/berth/internal/samtemplate"
+	"github.com/berth-io/berth/internal/wiring"
 )
 
 // Defaults of Options.
@@ -413,7 +413,7 @@ func functionEnv(f *samtemplate.Function, env, containerEnv map[string]string, c
 	}
 	// Secrets Manager is not emulated: BERTH_CONFIG stands for the runtime
 	// configuration secret.
-	delete(vars, lambdaenv.ConfigSecretVar)
+	delete(vars, wiring.ConfigSecretVar)
 	for k, v := range map[string]string{
 		"PATH": env["PATH"], "HOME": env["HOME"], "TZ": ":UTC",
 		"AWS_REGION": region, "AWS_DEFAULT_REGION": region,
@@ -424,7 +424,7 @@ func functionEnv(f *samtemplate.Function, env, containerEnv map[string]string, c
 		"AWS_LAMBDA_FUNCTION_TIMEOUT":     fmt.Sprint(int(f.Timeout / time.Second)),
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": fmt.Sprint(f.MemoryMB),
 		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/" + f.Name,
-		lambdaenv.ConfigFileVar:           cfgPath,
+		wiring.ConfigFileVar:              cfgPath,
 	} {
 		vars[k] = v
 	}

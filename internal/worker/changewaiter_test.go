@@ -6,5 +6,5 @@ import (
 )
 
 // Here rather than beside the interface: the worker package must not link
-// client-go (the api function links it through lambdaenv).
+// client-go (the api function links it through wiring).
 var _ worker.ChangeWaiter = (*kubernetes.Runtime)(nil)

@@ -1,4 +1,4 @@
-package lambdaenv
+package wiring
 
 import (
 	"slices"

@@ -1,8 +1,10 @@
-// Package lambdaenv builds what every berth Lambda function makes once per
-// container, at cold start, from its environment: the configuration, the
-// AWS SDK configuration and DynamoDB client, and the logger. The four
-// functions differ only in what they wire on top.
-package lambdaenv
+// Package wiring is berth's composition root: what every entry point
+// (`berth serve`, every Lambda function, the emulator) builds from its
+// configuration, once: the configuration itself, the AWS SDK configuration
+// and DynamoDB client, the store, the queues, the runtimes, the logger and
+// the loops' options. It stands above the loops it builds; config stays a
+// leaf below them.
+package wiring
 
 import (
 	"context"
