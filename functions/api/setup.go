@@ -23,11 +23,11 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	cfg := e.Config
 	logger.Info("api function ready", "table_prefix", cfg.Store.TablePrefix, "region", e.AWS.Region,
 		"admin_claim", cfg.Auth.AdminClaim, "admin_group", cfg.Auth.AdminGroup, "max_pending", cfg.Container.CreateQueueMaxPending)
-	// The api knows the deployment's nodes only from a packaged file: on
-	// AWS they sit in the runtime secret, which only the workers and the
-	// reconciler may read.
-	file, _ := env(wiring.ConfigFileVar)
-	return adapter(cfg, e.Store, logger, e.Metrics, file != ""), nil
+	// The api knows the deployment's nodes from the configuration
+	// document (on AWS the parameter, which it reads like the workers and
+	// the reconciler; never the secret, whose TLS keys and registry
+	// credentials it has no use for).
+	return adapter(cfg, e.Store, logger, e.Metrics, e.Document != ""), nil
 }
 
 // loadConfig is the configuration of the api function: the DynamoDB store,

@@ -159,7 +159,7 @@ func LogLevel(s string) slog.Level {
 
 // WarnUnknownEnv logs BERTH_* variables that configure nothing (misspelt?).
 func WarnUnknownEnv(logger *slog.Logger, environ []string) {
-	if unknown := config.UnknownEnv(environ, ConfigFileVar, ConfigSecretVar); len(unknown) > 0 {
+	if unknown := config.UnknownEnv(environ, ConfigFileVar, ConfigSecretVar, ConfigParameterVar); len(unknown) > 0 {
 		logger.Warn("ignoring unknown BERTH_ environment variables (misspelt?)", "variables", unknown)
 	}
 }

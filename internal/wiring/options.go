@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
@@ -31,12 +32,20 @@ import (
 // first event: the configuration, the AWS clients, the DynamoDB store, the
 // metrics emitter and the logger.
 type Env struct {
-	Config   *config.Config
-	AWS      aws.Config
-	DynamoDB *dynamodb.Client
-	Store    *dynamostore.Store
-	Metrics  *metrics.Emitter
-	Logger   *slog.Logger
+	Config *config.Config
+	// Document says where the configuration document came from (the
+	// parameter, the secret, the file; "" without one): with one, the
+	// configuration's nodes are the deployment's.
+	Document string
+	// ConfigVersion is the pinned version of the configuration parameter
+	// (ConfigParameterVar), 0 without one: with the code's identity, what
+	// tells one deployment of the stack from the next.
+	ConfigVersion int64
+	AWS           aws.Config
+	DynamoDB      *dynamodb.Client
+	Store         *dynamostore.Store
+	Metrics       *metrics.Emitter
+	Logger        *slog.Logger
 }
 
 // New loads the configuration of function (LoadConfig; withSQS when the
@@ -52,29 +61,87 @@ func New(ctx context.Context, function string, withSQS bool, env func(string) (s
 	if err != nil {
 		return nil, err
 	}
-	if secret, ok := env(ConfigSecretVar); ok && secret != "" {
-		if file, ok := env(ConfigFileVar); ok && file != "" {
-			return nil, fmt.Errorf("config: both %s and %s are set: name one source for the document", ConfigFileVar, ConfigSecretVar)
-		}
-		data, err := ReadSecret(ctx, secretsmanager.NewFromConfig(awsCfg), secret)
-		if err != nil {
-			return nil, err
-		}
-		if cfg, err = LoadConfigData(function, secret, data, env, withSQS); err != nil {
-			return nil, err
-		}
-		logger.Info("configuration document read from Secrets Manager", "secret", secret)
+	e := &Env{Config: cfg, AWS: awsCfg, Logger: logger}
+	if file, _ := env(ConfigFileVar); file != "" {
+		e.Document = file
+	}
+	if err := e.loadDocument(ctx, function, env, withSQS, AWSReaders{SSM: ssm.NewFromConfig(awsCfg), Secrets: secretsmanager.NewFromConfig(awsCfg)}); err != nil {
+		return nil, err
 	}
 	ddb := DynamoDB(awsCfg, env)
 	name, _ := env("AWS_LAMBDA_FUNCTION_NAME")
-	return &Env{
-		Config:   cfg,
-		AWS:      awsCfg,
-		DynamoDB: ddb,
-		Store:    dynamostore.New(ddb, dynamostore.Options{TablePrefix: cfg.Store.TablePrefix}),
-		Metrics:  Metrics(os.Stdout, name),
-		Logger:   logger,
-	}, nil
+	e.DynamoDB = ddb
+	e.Store = dynamostore.New(ddb, dynamostore.Options{TablePrefix: e.Config.Store.TablePrefix})
+	e.Metrics = Metrics(os.Stdout, name)
+	return e, nil
+}
+
+// AWSReaders are the clients the configuration document is read with.
+type AWSReaders struct {
+	SSM     ParameterReader
+	Secrets SecretReader
+}
+
+// loadDocument replaces e.Config by the configuration with the document
+// of the deployment: the parameter named by ConfigParameterVar, joined
+// with the secret named by ConfigSecretVar (JoinSecret); or, without a
+// parameter, the secret alone as the whole document. A file
+// (ConfigFileVar) is a third source, never beside the others.
+func (e *Env) loadDocument(ctx context.Context, function string, env func(string) (string, bool), withSQS bool, r AWSReaders) error {
+	paramVar, _ := env(ConfigParameterVar)
+	secret, _ := env(ConfigSecretVar)
+	if paramVar == "" && secret == "" {
+		return nil
+	}
+	if e.Document != "" {
+		return fmt.Errorf("config: %s and %s/%s are set: name one source for the document", ConfigFileVar, ConfigParameterVar, ConfigSecretVar)
+	}
+	var data []byte
+	var source string
+	switch {
+	case paramVar != "":
+		ref, err := ParseParameterRef(paramVar)
+		if err != nil {
+			return err
+		}
+		if data, err = ReadParameter(ctx, r.SSM, ref); err != nil {
+			return err
+		}
+		if err := CheckParameter(ref.String(), data); err != nil {
+			return err
+		}
+		source, e.ConfigVersion = "parameter "+ref.String(), ref.Version
+		if secret != "" {
+			sec, err := ReadSecret(ctx, r.Secrets, secret)
+			if err != nil {
+				return err
+			}
+			if data, err = JoinSecret(ref.String(), data, secret, sec); err != nil {
+				return err
+			}
+			source += " with secret " + secret
+		}
+	default:
+		var err error
+		if data, err = ReadSecret(ctx, r.Secrets, secret); err != nil {
+			return err
+		}
+		source = "secret " + secret
+	}
+	cfg, err := LoadConfigData(function, source, data, env, withSQS)
+	if err != nil {
+		return err
+	}
+	docCfg, err := LoadConfigData(function, source, data, onlyInfra(env), withSQS)
+	if err != nil {
+		return err
+	}
+	if err := conflicts(source, docCfg, cfg, env); err != nil {
+		return err
+	}
+	e.Config, e.Document = cfg, source
+	e.Logger.Info("configuration document read", "source", source, "config_version", e.ConfigVersion)
+	return nil
 }
 
 // SQS is the SQS client of the function's AWS configuration.
@@ -177,7 +244,7 @@ func ReconcileOptions(cfg *config.Config, m *manager.Manager, st store.Store, rt
 // RuntimesHint explains where a Lambda function's docker.hosts and
 // kubernetes.clusters come from when building a runtime fails.
 func RuntimesHint(err error) error {
-	return fmt.Errorf("%w (docker.hosts and kubernetes.clusters come from the secret named by %s or the file named by %s)", err, ConfigSecretVar, ConfigFileVar)
+	return fmt.Errorf("%w (docker.hosts and kubernetes.clusters come from the parameter named by %s with the secret named by %s, or the file named by %s)", err, ConfigParameterVar, ConfigSecretVar, ConfigFileVar)
 }
 
 // SecretReader is the part of the Secrets Manager client ReadSecret uses.
