@@ -381,7 +381,7 @@ func TestTemplateTables(t *testing.T) {
 // defaults are the configuration's own.
 func TestTemplateEnvironment(t *testing.T) {
 	c := loadTemplate(t)
-	known := append(config.EnvKeys(), wiring.ConfigFileVar, wiring.ConfigSecretVar)
+	known := append(config.EnvKeys(), wiring.ConfigFileVar, wiring.ConfigSecretVar, wiring.ConfigParameterVar)
 	def := config.Default()
 	for _, f := range functions {
 		vars := c.env(f.logicalID)
@@ -652,6 +652,8 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 	c := loadTemplate(t)
 	onlyStar := []string{"ecr:GetAuthorizationToken", "dynamodb:ListStreams"}
 	actions := map[string][]string{}
+	// ssmReads are the resources each owner may ssm:GetParameter, as written.
+	ssmReads := map[string][]string{}
 	check := func(owner string, stmts []any) {
 		for _, st := range stmts {
 			st := asMap(st)
@@ -674,6 +676,9 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 					t.Errorf("%s: %s on every resource", owner, a)
 				}
 				actions[owner] = append(actions[owner], a)
+				if a == "ssm:GetParameter" {
+					ssmReads[owner] = append(ssmReads[owner], fmt.Sprint(res))
+				}
 			}
 		}
 	}
@@ -708,9 +713,25 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 			t.Errorf("%s: secretsmanager:GetSecretValue = %v, want %v", f.logicalID, reads, f.secret)
 		}
 		// Templates' secret_env values are resolved only where containers
-		// are made: the two workers.
-		if reads, want := slices.Contains(acts, "ssm:GetParameter"), f.kind == "worker"; reads != want {
-			t.Errorf("%s: ssm:GetParameter = %v, want %v", f.logicalID, reads, want)
+		// are made: the two workers. The configuration parameter is read by
+		// every function that uses the configuration (not the dispatcher),
+		// and on that one parameter only.
+		readsSecretEnv, readsConfig := false, false
+		for _, res := range ssmReads[f.logicalID] {
+			switch {
+			case strings.Contains(res, "${SecretsParameterPath}*"):
+				readsSecretEnv = true
+			case strings.HasSuffix(res, ":parameter${ConfigParameterName}]"):
+				readsConfig = true
+			default:
+				t.Errorf("%s: ssm:GetParameter on %s", f.logicalID, res)
+			}
+		}
+		if want := f.kind == "worker"; readsSecretEnv != want {
+			t.Errorf("%s: ssm:GetParameter under SecretsParameterPath = %v, want %v", f.logicalID, readsSecretEnv, want)
+		}
+		if want := f.kind != "dispatcher"; readsConfig != want {
+			t.Errorf("%s: ssm:GetParameter on ConfigParameterName = %v, want %v", f.logicalID, readsConfig, want)
 		}
 	}
 }

@@ -54,12 +54,12 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 		id: "ApiFunction", binary: "api",
 		description: "berth HTTP API (API Gateway payload 2.0, JWT claims)",
 		timeout:     APITimeout,
-		env:         map[string]*string{envAdminClaim: jsii.String(p.AdminClaim), envAdminGroup: jsii.String(p.AdminGroup)},
+		env:         merge(map[string]*string{envAdminClaim: jsii.String(p.AdminClaim), envAdminGroup: jsii.String(p.AdminGroup)}, configEnv(p)),
 		// Tables only: the API never sends to a queue (the outbox stream does). Scan: an
 		// admin's listing of every owner's containers, the templates.
-		statements: []awsiam.PolicyStatement{
+		statements: append([]awsiam.PolicyStatement{
 			allow(append(append([]string{}, workerActions...), "dynamodb:Scan"), tables.Arns(apiTables, dynamostore.TableInstances)...),
-		},
+		}, configStatements(p)...),
 	})
 	if err != nil {
 		return nil, err

@@ -10,9 +10,10 @@ import (
 	"github.com/berth-io/berth/internal/config"
 )
 
-// The functions' configuration variables. All but envConfigSecret are internal/config keys (a
-// test holds them to config.EnvKeys); envConfigSecret names the secret the functions load
-// docker.hosts from.
+// The functions' configuration variables. All but envConfigSecret and envConfigParameter are
+// internal/config keys (a test holds them to config.EnvKeys); envConfigParameter names the
+// parameter (name:version) the functions load the configuration document from, envConfigSecret
+// the secret with its secret material.
 const (
 	envTablePrefix        = "BERTH_STORE_TABLE_PREFIX"
 	envCreateQueueURL     = "BERTH_QUEUE_CREATE_QUEUE_URL"
@@ -30,6 +31,7 @@ const (
 	envOrphanGrace        = "BERTH_CONTAINER_ORPHAN_GRACE"
 	envDockerScope        = "BERTH_DOCKER_SCOPE"
 	envConfigSecret       = "BERTH_CONFIG_SECRET"
+	envConfigParameter    = "BERTH_CONFIG_PARAMETER"
 	envSecretsSource      = "BERTH_SECRETS_SOURCE"
 	envSecretsSSMPrefix   = "BERTH_SECRETS_SSM_PREFIX"
 )
@@ -64,6 +66,15 @@ func runtimeEnv(p Props) map[string]*string {
 		return nil
 	}
 	return map[string]*string{envConfigSecret: jsii.String(p.RuntimeConfigSecretArn)}
+}
+
+// configEnv is what every function that reads the configuration adds: the parameter with the
+// document, pinned to its version.
+func configEnv(p Props) map[string]*string {
+	if p.ConfigParameterName == "" {
+		return nil
+	}
+	return map[string]*string{envConfigParameter: jsii.String(p.ConfigParameterName + ":" + strconv.Itoa(p.ConfigVersion))}
 }
 
 // templateSecretsEnv is what the workers add: templates' secret_env values come from SSM

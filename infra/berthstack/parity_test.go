@@ -33,6 +33,8 @@ var parityCases = []struct {
 		ParamSubnetIDs:                 "subnet-0a1b2c3d4e5f60718,subnet-0a1b2c3d4e5f60719",
 		ParamSecurityGroupIDs:          "sg-0a1b2c3d4e5f60718",
 		ParamRuntimeConfigSecretArn:    "arn:aws:secretsmanager:eu-west-1:123456789012:secret:berth-hosts-AbCdEf",
+		ParamConfigParameterName:       "/prod/berth/config",
+		ParamConfigVersion:             "7",
 		ParamAlarmTopicARN:             "arn:aws:sns:eu-west-1:123456789012:ops",
 		ParamDeletionProtection:        "false",
 		ParamLogRetentionDays:          "7",

@@ -67,9 +67,17 @@ type Props struct {
 	AllowedRuntimes string
 	// WorkspaceRoot is container.workspace_root on the Docker hosts. Defaults to config's.
 	WorkspaceRoot string
-	// RuntimeConfigSecretArn is a Secrets Manager secret holding a config.yml document with
-	// docker.hosts and their TLS material; only the workers and the reconciler may read it.
-	// Defaults to "" (no Docker hosts until one is set).
+	// ConfigParameterName is the SSM String parameter (a name starting with /) holding the
+	// deployment's non-secret config.yml document; the api, the workers and the reconciler
+	// read version ConfigVersion of it. Defaults to "" (none).
+	ConfigParameterName string
+	// ConfigVersion is the version of ConfigParameterName the functions read. Defaults to
+	// DefaultConfigVersion.
+	ConfigVersion int
+	// RuntimeConfigSecretArn is a Secrets Manager secret holding the secret material of the
+	// configuration (docker.hosts[].tls by host name, docker.registries; without
+	// ConfigParameterName the whole document); only the workers and the reconciler may read
+	// it. Defaults to "" (none).
 	RuntimeConfigSecretArn string
 	// EksClusterArns are the EKS clusters kubernetes.clusters reaches through eks_cluster: the
 	// workers and the reconciler may call eks:DescribeCluster on these only. Defaults to none.
@@ -145,6 +153,7 @@ func DefaultProps() Props {
 		AllowedRuntimes:           strings.Join(c.Container.AllowedRuntimes, ","),
 		WorkspaceRoot:             c.Container.WorkspaceRoot,
 		SecretsParameterPath:      DefaultSecretsParameterPath,
+		ConfigVersion:             DefaultConfigVersion,
 		DeletionProtection:        true,
 		LogRetentionDays:          DefaultLogRetentionDays,
 		DistDir:                   DefaultDistDir,
@@ -189,6 +198,8 @@ const (
 	ParamAllowedRuntimes           = "AllowedRuntimes"
 	ParamWorkspaceRoot             = "WorkspaceRoot"
 	ParamRuntimeConfigSecretArn    = "RuntimeConfigSecretArn"
+	ParamConfigParameterName       = "ConfigParameterName"
+	ParamConfigVersion             = "ConfigVersion"
 	ParamEcrRepositoryArns         = "EcrRepositoryArns"
 	ParamEksClusterArns            = "EksClusterArns"
 	ParamSecretsParameterPath      = "SecretsParameterPath"
@@ -206,10 +217,15 @@ func ParamNames() []string {
 	return []string{ParamTablePrefix, ParamJWTIssuer, ParamJWTAudience, ParamAdminClaim, ParamAdminGroup,
 		ParamCreateQueueMaxConcurrency, ParamCreateQueueMaxPending, ParamCreateStartTimeoutSeconds, ParamMaxAttempts,
 		ParamStopGracePeriodSeconds, ParamOutboxSweepAfterSeconds, ParamOrphanGraceSeconds, ParamReconcileSchedule,
-		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamRuntimeConfigSecretArn, ParamEksClusterArns, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
+		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamConfigParameterName, ParamConfigVersion, ParamRuntimeConfigSecretArn, ParamEksClusterArns, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
 		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
 		ParamUseReservedConcurrency, ParamUserPoolMfa}
 }
+
+var configParameterRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]+$`)
+
+// DefaultConfigVersion is Props.ConfigVersion's default: a parameter's first version.
+const DefaultConfigVersion = 1
 
 var parameterPathRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]*/$`)
 
@@ -269,6 +285,8 @@ func LoadProps(lookup Lookup) (Props, error) {
 	str(ParamReconcileSchedule, &p.ReconcileSchedule)
 	str(ParamAllowedRuntimes, &p.AllowedRuntimes)
 	str(ParamWorkspaceRoot, &p.WorkspaceRoot)
+	str(ParamConfigParameterName, &p.ConfigParameterName)
+	integer(ParamConfigVersion, &p.ConfigVersion)
 	str(ParamRuntimeConfigSecretArn, &p.RuntimeConfigSecretArn)
 	list(ParamEcrRepositoryArns, &p.EcrRepositoryArns)
 	list(ParamEksClusterArns, &p.EksClusterArns)
@@ -341,6 +359,12 @@ func (p Props) Validate() error {
 	}
 	if !strings.HasPrefix(p.WorkspaceRoot, "/") {
 		bad(ParamWorkspaceRoot, "%q is not an absolute path", p.WorkspaceRoot)
+	}
+	if p.ConfigParameterName != "" && !configParameterRE.MatchString(p.ConfigParameterName) {
+		bad(ParamConfigParameterName, "%q is not a parameter name starting with /", p.ConfigParameterName)
+	}
+	if p.ConfigVersion < 1 {
+		bad(ParamConfigVersion, "%d is below 1", p.ConfigVersion)
 	}
 	if p.RuntimeConfigSecretArn != "" && !strings.HasPrefix(p.RuntimeConfigSecretArn, "arn:") {
 		bad(ParamRuntimeConfigSecretArn, "%q is not an ARN", p.RuntimeConfigSecretArn)

@@ -54,7 +54,7 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 		// which reconcile.Reconciler allows.
 		reserved: reconcilerReserved(p),
 		inVPC:    true,
-		env: merge(queueEnv(pl), runtimeEnv(p), map[string]*string{
+		env: merge(queueEnv(pl), runtimeEnv(p), configEnv(p), map[string]*string{
 			envOutboxSweepAfter: jsii.String(strconv.Itoa(p.OutboxSweepAfterSeconds) + "s"),
 			envOrphanGrace:      jsii.String(strconv.Itoa(p.OrphanGraceSeconds) + "s"),
 		}),
@@ -63,7 +63,7 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 			allow(workerActions, tables.Arns(workerTables, dynamostore.TableInstances, dynamostore.TableOutbox)...),
 			// The sweep sends stale outbox items again.
 			allow([]string{"sqs:SendMessage"}, pl.Create.Queue.QueueArn(), pl.Lifecycle.Queue.QueueArn()),
-		}, secretStatements(p), eksStatements(p)),
+		}, configStatements(p), secretStatements(p), eksStatements(p)),
 	})
 	if err != nil {
 		return nil, err

@@ -541,6 +541,9 @@ func TestEnvNames(t *testing.T) {
 			t.Errorf("%s is not a configuration variable", n)
 		}
 	}
+	if envConfigParameter != wiring.ConfigParameterVar {
+		t.Errorf("the parameter's variable is %s, the functions read %s", envConfigParameter, wiring.ConfigParameterVar)
+	}
 	if envConfigSecret != wiring.ConfigSecretVar {
 		t.Errorf("the secret's variable is %s, the functions read %s", envConfigSecret, wiring.ConfigSecretVar)
 	}

@@ -54,6 +54,16 @@ func secretStatements(p Props) []awsiam.PolicyStatement {
 	return []awsiam.PolicyStatement{allow([]string{"secretsmanager:GetSecretValue"}, jsii.String(p.RuntimeConfigSecretArn))}
 }
 
+// configStatements let a function read the configuration parameter, and no other parameter,
+// when there is one.
+func configStatements(p Props) []awsiam.PolicyStatement {
+	if p.ConfigParameterName == "" {
+		return nil
+	}
+	return []awsiam.PolicyStatement{allow([]string{"ssm:GetParameter"}, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":ssm:"+
+		*awscdk.Aws_REGION()+":"+*awscdk.Aws_ACCOUNT_ID()+":parameter"+p.ConfigParameterName))}
+}
+
 // eksStatements let a function look up the named EKS clusters' endpoints and CAs, and no
 // other cluster's.
 func eksStatements(p Props) []awsiam.PolicyStatement {
@@ -84,7 +94,7 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 			timeout:  WorkerTimeout(secondsOf(p.CreateStartTimeoutSeconds)),
 			reserved: reserved,
 			inVPC:    true,
-			env:      merge(queueEnv(pl), runtimeEnv(p), templateSecretsEnv(p)),
+			env:      merge(queueEnv(pl), runtimeEnv(p), configEnv(p), templateSecretsEnv(p)),
 			statements: slices.Concat([]awsiam.PolicyStatement{
 				storeStatement,
 				// The mapping consumes with the function's role; a failed operation's retry
@@ -93,7 +103,7 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 				// Templates' secret_env values, under the deployment's path only.
 				allow([]string{"ssm:GetParameter"}, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":ssm:"+*awscdk.Aws_REGION()+":"+
 					*awscdk.Aws_ACCOUNT_ID()+":parameter"+p.SecretsParameterPath+"*")),
-			}, pullStatements(p), secretStatements(p), eksStatements(p)),
+			}, pullStatements(p), configStatements(p), secretStatements(p), eksStatements(p)),
 		})
 	}
 	var err error
