@@ -34,7 +34,6 @@ import (
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/samtemplate"
-	"github.com/berth-io/berth/internal/wiring"
 )
 
 // Defaults of Options.
@@ -126,10 +125,6 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("BERTH_CONFIG %s: %w", o.ConfigFile, err)
 	}
-	cfgPath, err := filepath.Abs(o.ConfigFile)
-	if err != nil {
-		return err
-	}
 	if o.StateDir == "" {
 		if o.StateDir, err = os.MkdirTemp("", "berth-emulate-"); err != nil {
 			return err
@@ -141,11 +136,25 @@ func Run(ctx context.Context, o Options) (err error) {
 	if tplOpts.Region == "" {
 		tplOpts.Region = samtemplate.DefaultRegion
 	}
-	var stack *samtemplate.Stack
-	if stack, tplOpts.Parameters, err = LoadStack(o.Template, cfg, tplOpts, o.Parameters); err != nil {
+	stackName := o.StackName
+	if stackName == "" {
+		stackName = samtemplate.DefaultStackName
+	}
+	// BERTH_CONFIG is the deployment's configuration: served as the
+	// template's parameter and secret, to the functions it lets read them.
+	dc, err := newDeployConfig(o.ConfigFile, stackName, tplOpts.Region)
+	if err != nil {
 		return err
 	}
-	containerEnv := configEnv(cfg)
+	defer dc.close()
+	overrides := dc.parameters()
+	for k, v := range o.Parameters {
+		overrides[k] = v
+	}
+	var stack *samtemplate.Stack
+	if stack, tplOpts.Parameters, err = LoadStack(o.Template, cfg, tplOpts, overrides); err != nil {
+		return err
+	}
 
 	// The services.
 	services := []*service{
@@ -216,6 +225,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	if stack, err = samtemplate.Load(o.Template, tplOpts); err != nil {
 		return err
 	}
+	dc.stack = stack
+	dc.log(log)
 	if o.VisibilityTimeout > 0 {
 		log.Warn("every queue's visibility timeout is replaced", "visibility_timeout", o.VisibilityTimeout.String())
 	}
@@ -249,7 +260,11 @@ func Run(ctx context.Context, o Options) (err error) {
 			return fmt.Errorf("%s: %w", id, err)
 		}
 		conc := functionConcurrency(f, o.DefaultConcurrency)
-		fn := newFunction(id, conc, f.Timeout, rie, bootstrap, functionEnv(f, env, containerEnv, cfgPath, tplOpts.Region), log, o.FunctionOutput)
+		cfgURL, err := dc.endpoint(ctx, id)
+		if err != nil {
+			return err
+		}
+		fn := newFunction(id, conc, f.Timeout, rie, bootstrap, functionEnv(f, env, cfgURL, tplOpts.Region), log, o.FunctionOutput)
 		fn.onStart = o.OnInstanceStart
 		fns[id] = fn
 		rel, _ := filepath.Rel(root, pkg.Dir)
@@ -400,31 +415,27 @@ func configEnv(cfg *config.Config) map[string]string {
 }
 
 // functionEnv is what a function's runtime sees: Lambda's own variables,
-// the emulated endpoints and dummy credentials, the template's environment
-// with BERTH_CONFIG's container: keys and admin claim in place of the template's, and
-// BERTH_CONFIG as the function's config file (docker.hosts).
-func functionEnv(f *samtemplate.Function, env, containerEnv map[string]string, cfgPath, region string) []string {
+// the emulated endpoints and dummy credentials, and the template's
+// environment as it is, nothing more: the configuration reaches a function
+// only as the template routes it (BERTH_CONFIG_PARAMETER,
+// BERTH_CONFIG_SECRET), through cfgURL, its endpoint of SSM and Secrets
+// Manager, which answers it only what its policies allow.
+func functionEnv(f *samtemplate.Function, env map[string]string, cfgURL, region string) []string {
 	vars := map[string]string{}
 	for k, v := range f.Environment {
 		vars[k] = v
-		if cv, ok := containerEnv[k]; ok {
-			vars[k] = cv
-		}
 	}
-	// Secrets Manager is not emulated: BERTH_CONFIG stands for the runtime
-	// configuration secret.
-	delete(vars, wiring.ConfigSecretVar)
 	for k, v := range map[string]string{
 		"PATH": env["PATH"], "HOME": env["HOME"], "TZ": ":UTC",
 		"AWS_REGION": region, "AWS_DEFAULT_REGION": region,
 		"AWS_ACCESS_KEY_ID": "berth", "AWS_SECRET_ACCESS_KEY": "emulate", "AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_ENDPOINT_URL_DYNAMODB": env["AWS_ENDPOINT_URL_DYNAMODB"], "AWS_ENDPOINT_URL_SQS": env["AWS_ENDPOINT_URL_SQS"],
+		"AWS_ENDPOINT_URL_SSM": cfgURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER": cfgURL,
 		"AWS_LAMBDA_FUNCTION_NAME":        f.Name,
 		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
 		"AWS_LAMBDA_FUNCTION_TIMEOUT":     fmt.Sprint(int(f.Timeout / time.Second)),
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": fmt.Sprint(f.MemoryMB),
 		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/" + f.Name,
-		wiring.ConfigFileVar:              cfgPath,
 	} {
 		vars[k] = v
 	}

@@ -63,6 +63,9 @@ type Function struct {
 	EnvironmentParameters map[string]EnvParameter
 	// ReservedConcurrency is ReservedConcurrentExecutions; 0: none.
 	ReservedConcurrency int
+	// Statements are the inline statements of its Policies (conditions
+	// applied; policy templates and managed policies are not read).
+	Statements []Statement
 }
 
 // EnvParameter is the parameter an environment variable is written from,
@@ -428,6 +431,7 @@ func (p *parser) functions(s *Stack, arns map[string]string) error {
 			MemorySize                   Int
 			ReservedConcurrentExecutions Int
 			Environment                  struct{ Variables map[string]Str }
+			Policies                     []any
 			Events                       map[string]struct {
 				Type       string
 				Properties map[string]any
@@ -455,6 +459,7 @@ func (p *parser) functions(s *Stack, arns map[string]string) error {
 		for k, v := range f.Environment.Variables {
 			fn.Environment[k] = string(v)
 		}
+		fn.Statements = statements(f.Policies)
 		s.Functions[id] = fn
 		for _, evName := range slices.Sorted(maps.Keys(f.Events)) {
 			ev := f.Events[evName]
