@@ -16,7 +16,7 @@ import (
 // setup loads the configuration from env and builds the function's
 // handler on DynamoDB: everything a Lambda container keeps between events.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*lambdahttp.Adapter, error) {
-	e, err := wiring.New(ctx, "api", false, env, environ, logger)
+	e, err := wiring.New(ctx, wiring.FunctionAPI, false, env, environ, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 // loadConfig is the configuration of the api function: the DynamoDB store,
 // and the optional file (docker.hosts' allowed_bind_roots bound templates).
 func loadConfig(env func(string) (string, bool)) (*config.Config, error) {
-	return wiring.LoadConfig("api", env, false)
+	return wiring.LoadConfig(wiring.FunctionAPI, env, false)
 }
 
 // newAdapter wires the manager, the HTTP API (caller from the request

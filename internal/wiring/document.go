@@ -149,6 +149,38 @@ func JoinSecret(paramName string, param []byte, secretName string, secret []byte
 	return out, nil
 }
 
+// FunctionAPI is the api function's name for LoadFunctionConfig: the one
+// function that reads the parameter but never the secret.
+const FunctionAPI = "api"
+
+// withheldTLS marks the tcp:// hosts of a parameter document that have no
+// tls: as having TLS material held elsewhere (an empty tls:), for the api
+// function: it never dials a host, and the material, in the secret, is
+// not its to read. Without the mark the document would be refused for the
+// TLS a tcp:// host needs.
+func withheldTLS(param []byte) ([]byte, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(param, &doc); err != nil {
+		return nil, fmt.Errorf("config: the parameter is not YAML: %w", err)
+	}
+	docker, _ := doc["docker"].(map[string]any)
+	hosts, _ := docker["hosts"].([]any)
+	if len(hosts) == 0 {
+		return param, nil
+	}
+	for _, h := range hosts {
+		m, _ := h.(map[string]any)
+		if ep, _ := m["endpoint"].(string); m != nil && strings.HasPrefix(ep, "tcp://") && m["tls"] == nil {
+			m["tls"] = map[string]any{}
+		}
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("config: the parameter: %w", err)
+	}
+	return out, nil
+}
+
 // CheckParameter refuses a parameter document that is not YAML or that
 // holds secret material (see JoinSecret).
 func CheckParameter(paramName string, param []byte) error {

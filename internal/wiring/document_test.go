@@ -75,11 +75,11 @@ docker:
 `
 )
 
-// TestLoadDocument: the deployment's configuration is the pinned version
+// TestLoadFunctionConfig: the deployment's configuration is the pinned version
 // of the parameter, joined by host name with the secret's material; what
 // the parameter and the secret may each hold, and the environment's keys,
 // are checked, and problems never quote a secret value.
-func TestLoadDocument(t *testing.T) {
+func TestLoadFunctionConfig(t *testing.T) {
 	queues := map[string]string{"BERTH_QUEUE_CREATE_QUEUE_URL": "http://q/c", "BERTH_QUEUE_LIFECYCLE_QUEUE_URL": "http://q/l"}
 	cases := []struct {
 		name      string
@@ -87,12 +87,13 @@ func TestLoadDocument(t *testing.T) {
 		secret    string
 		env       map[string]string
 		principal string
+		function  string // "worker" when empty
 		wantErr   string // "" for success
-		check     func(t *testing.T, e *Env)
+		check     func(t *testing.T, e *Configuration)
 	}{
 		{name: "the pinned version, not the latest", params: []string{"container: {max_attempts: 2}\n", plainDoc, "container: {max_attempts: 9}\n"},
 			env: map[string]string{ConfigParameterVar: testParam + ":2"},
-			check: func(t *testing.T, e *Env) {
+			check: func(t *testing.T, e *Configuration) {
 				if e.Config.Container.DAGNodeCleanupOnDAGFinished != config.CleanupDelete || e.Config.Container.MaxAttempts != 4 ||
 					e.ConfigVersion != 2 || len(e.Config.Docker.Hosts) != 2 || !strings.Contains(e.Document, testParam+":2") {
 					t.Errorf("config %+v, version %d, document %q", e.Config.Container, e.ConfigVersion, e.Document)
@@ -100,7 +101,7 @@ func TestLoadDocument(t *testing.T) {
 			}},
 		{name: "joined with the secret by host name", params: []string{paramDoc}, secret: secretDocTLS,
 			env: map[string]string{ConfigParameterVar: testParam + ":1", ConfigSecretVar: testSecret},
-			check: func(t *testing.T, e *Env) {
+			check: func(t *testing.T, e *Configuration) {
 				h := e.Config.Docker.Hosts
 				if len(h) != 2 || h[0].TLS == nil || !strings.Contains(h[0].TLS.Key, "TOPSECRETKEY1") || h[1].TLS == nil ||
 					!strings.Contains(h[1].TLS.Key, "TOPSECRETKEY2") || h[0].AllowedBindRoots[0] != "/srv/data" ||
@@ -110,11 +111,21 @@ func TestLoadDocument(t *testing.T) {
 			}},
 		{name: "the secret alone is the whole document (as before the parameter)", secret: "container: {max_attempts: 7}\ndocker: {hosts: [{name: h1, endpoint: 'unix:///x.sock'}]}\n",
 			env: map[string]string{ConfigSecretVar: testSecret},
-			check: func(t *testing.T, e *Env) {
+			check: func(t *testing.T, e *Configuration) {
 				if e.Config.Container.MaxAttempts != 7 || len(e.Config.Docker.Hosts) != 1 || e.ConfigVersion != 0 || e.Document != "secret "+testSecret {
 					t.Errorf("config %+v, document %q", e.Config, e.Document)
 				}
 			}},
+		{name: "the api: TLS withheld, not missing", params: []string{paramDoc}, function: FunctionAPI,
+			env: map[string]string{ConfigParameterVar: testParam + ":1"},
+			check: func(t *testing.T, e *Configuration) {
+				h := e.Config.Docker.Hosts
+				if len(h) != 2 || h[0].TLS == nil || *h[0].TLS != (config.DockerTLS{}) || h[0].AllowedBindRoots[0] != "/srv/data" {
+					t.Errorf("api config: %+v", e.Config.Docker)
+				}
+			}},
+		{name: "a worker without the secret a tcp host needs", params: []string{paramDoc},
+			env: map[string]string{ConfigParameterVar: testParam + ":1"}, wantErr: "docker.hosts[0].tls"},
 		{name: "a host in the secret only", params: []string{"docker: {hosts: [{name: h1, endpoint: 'unix:///x.sock'}]}\n"}, secret: secretDocTLS,
 			env: map[string]string{ConfigParameterVar: testParam + ":1", ConfigSecretVar: testSecret}, wantErr: `docker.hosts[1] ("h2")`},
 		{name: "secret material in the parameter", params: []string{strings.Replace(paramDoc, "allowed_bind_roots: [/srv/data]",
@@ -128,7 +139,7 @@ func TestLoadDocument(t *testing.T) {
 			wantErr: `container.max_attempts to "4", and the function's environment sets BERTH_CONTAINER_MAX_ATTEMPTS="3"`},
 		{name: "a key the environment sets alike", params: []string{plainDoc},
 			env: map[string]string{ConfigParameterVar: testParam + ":1", "BERTH_CONTAINER_MAX_ATTEMPTS": "4", "BERTH_CONTAINER_STOP_GRACE_PERIOD": "3s"},
-			check: func(t *testing.T, e *Env) {
+			check: func(t *testing.T, e *Configuration) {
 				if e.Config.Container.MaxAttempts != 4 || e.Config.Container.StopGracePeriod.Seconds() != 3 {
 					t.Errorf("container %+v", e.Config.Container)
 				}
@@ -163,16 +174,12 @@ func TestLoadDocument(t *testing.T) {
 			for k, v := range tc.env {
 				vars[k] = v
 			}
-			env := envOf(vars)
-			cfg, err := LoadConfig("worker", envOf(map[string]string{"BERTH_QUEUE_CREATE_QUEUE_URL": "http://q/c", "BERTH_QUEUE_LIFECYCLE_QUEUE_URL": "http://q/l"}), true)
-			if err != nil {
-				t.Fatal(err)
+			function, withSQS := tc.function, false
+			if function == "" {
+				function, withSQS = "worker", true
 			}
-			e := &Env{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-			if f, _ := env(ConfigFileVar); f != "" {
-				e.Document = f
-			}
-			err = e.loadDocument(context.Background(), "worker", env, true, readersFor(t, st, principal))
+			e, err := LoadFunctionConfig(context.Background(), function, withSQS, envOf(vars), readersFor(t, st, principal),
+				slog.New(slog.NewTextHandler(io.Discard, nil)))
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("loadDocument: %v", err)

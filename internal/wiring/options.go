@@ -32,6 +32,16 @@ import (
 // first event: the configuration, the AWS clients, the DynamoDB store, the
 // metrics emitter and the logger.
 type Env struct {
+	Configuration
+	AWS      aws.Config
+	DynamoDB *dynamodb.Client
+	Store    *dynamostore.Store
+	Metrics  *metrics.Emitter
+	Logger   *slog.Logger
+}
+
+// Configuration is a function's configuration and where it came from.
+type Configuration struct {
 	Config *config.Config
 	// Document says where the configuration document came from (the
 	// parameter, the secret, the file; "" without one): with one, the
@@ -41,16 +51,11 @@ type Env struct {
 	// (ConfigParameterVar), 0 without one: with the code's identity, what
 	// tells one deployment of the stack from the next.
 	ConfigVersion int64
-	AWS           aws.Config
-	DynamoDB      *dynamodb.Client
-	Store         *dynamostore.Store
-	Metrics       *metrics.Emitter
-	Logger        *slog.Logger
 }
 
-// New loads the configuration of function (LoadConfig; withSQS when the
-// function cannot work without both queues), warns of unknown BERTH_*
-// variables in environ, and builds the clients and the store.
+// New loads the configuration of function (LoadFunctionConfig; withSQS
+// when the function cannot work without both queues), warns of unknown
+// BERTH_* variables in environ, and builds the clients and the store.
 func New(ctx context.Context, function string, withSQS bool, env func(string) (string, bool), environ []string, logger *slog.Logger) (*Env, error) {
 	cfg, err := LoadConfig(function, env, withSQS)
 	if err != nil {
@@ -61,19 +66,20 @@ func New(ctx context.Context, function string, withSQS bool, env func(string) (s
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Config: cfg, AWS: awsCfg, Logger: logger}
-	if file, _ := env(ConfigFileVar); file != "" {
-		e.Document = file
-	}
-	if err := e.loadDocument(ctx, function, env, withSQS, AWSReaders{SSM: ssm.NewFromConfig(awsCfg), Secrets: secretsmanager.NewFromConfig(awsCfg)}); err != nil {
+	c, err := LoadFunctionConfig(ctx, function, withSQS, env, AWSReaders{SSM: ssm.NewFromConfig(awsCfg), Secrets: secretsmanager.NewFromConfig(awsCfg)}, logger)
+	if err != nil {
 		return nil, err
 	}
 	ddb := DynamoDB(awsCfg, env)
 	name, _ := env("AWS_LAMBDA_FUNCTION_NAME")
-	e.DynamoDB = ddb
-	e.Store = dynamostore.New(ddb, dynamostore.Options{TablePrefix: e.Config.Store.TablePrefix})
-	e.Metrics = Metrics(os.Stdout, name)
-	return e, nil
+	return &Env{
+		Configuration: *c,
+		AWS:           awsCfg,
+		DynamoDB:      ddb,
+		Store:         dynamostore.New(ddb, dynamostore.Options{TablePrefix: c.Config.Store.TablePrefix}),
+		Metrics:       Metrics(os.Stdout, name),
+		Logger:        logger,
+	}, nil
 }
 
 // AWSReaders are the clients the configuration document is read with.
@@ -82,66 +88,77 @@ type AWSReaders struct {
 	Secrets SecretReader
 }
 
-// loadDocument replaces e.Config by the configuration with the document
-// of the deployment: the parameter named by ConfigParameterVar, joined
+// LoadFunctionConfig is the configuration of function as the deployment
+// gives it: the environment (LoadConfig) over the document of the
+// deployment, which is the parameter named by ConfigParameterVar joined
 // with the secret named by ConfigSecretVar (JoinSecret); or, without a
-// parameter, the secret alone as the whole document. A file
-// (ConfigFileVar) is a third source, never beside the others.
-func (e *Env) loadDocument(ctx context.Context, function string, env func(string) (string, bool), withSQS bool, r AWSReaders) error {
+// parameter, the secret alone as the whole document; or the file named by
+// ConfigFileVar, never beside the others. A key the document sets and the
+// environment sets otherwise is an error.
+func LoadFunctionConfig(ctx context.Context, function string, withSQS bool, env func(string) (string, bool), r AWSReaders, logger *slog.Logger) (*Configuration, error) {
 	paramVar, _ := env(ConfigParameterVar)
 	secret, _ := env(ConfigSecretVar)
+	file, _ := env(ConfigFileVar)
 	if paramVar == "" && secret == "" {
-		return nil
+		cfg, err := LoadConfig(function, env, withSQS)
+		if err != nil {
+			return nil, err
+		}
+		return &Configuration{Config: cfg, Document: file}, nil
 	}
-	if e.Document != "" {
-		return fmt.Errorf("config: %s and %s/%s are set: name one source for the document", ConfigFileVar, ConfigParameterVar, ConfigSecretVar)
+	if file != "" {
+		return nil, fmt.Errorf("config: %s and %s/%s are set: name one source for the document", ConfigFileVar, ConfigParameterVar, ConfigSecretVar)
 	}
+	out := &Configuration{}
 	var data []byte
-	var source string
 	switch {
 	case paramVar != "":
 		ref, err := ParseParameterRef(paramVar)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if data, err = ReadParameter(ctx, r.SSM, ref); err != nil {
-			return err
+			return nil, err
 		}
 		if err := CheckParameter(ref.String(), data); err != nil {
-			return err
+			return nil, err
 		}
-		source, e.ConfigVersion = "parameter "+ref.String(), ref.Version
+		out.Document, out.ConfigVersion = "parameter "+ref.String(), ref.Version
 		if secret != "" {
 			sec, err := ReadSecret(ctx, r.Secrets, secret)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if data, err = JoinSecret(ref.String(), data, secret, sec); err != nil {
-				return err
+				return nil, err
 			}
-			source += " with secret " + secret
+			out.Document += " with secret " + secret
+		} else if function == FunctionAPI {
+			if data, err = withheldTLS(data); err != nil {
+				return nil, err
+			}
 		}
 	default:
 		var err error
 		if data, err = ReadSecret(ctx, r.Secrets, secret); err != nil {
-			return err
+			return nil, err
 		}
-		source = "secret " + secret
+		out.Document = "secret " + secret
 	}
-	cfg, err := LoadConfigData(function, source, data, env, withSQS)
+	cfg, err := LoadConfigData(function, out.Document, data, env, withSQS)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	docCfg, err := LoadConfigData(function, source, data, onlyInfra(env), withSQS)
+	docCfg, err := LoadConfigData(function, out.Document, data, onlyInfra(env), withSQS)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := conflicts(source, docCfg, cfg, env); err != nil {
-		return err
+	if err := conflicts(out.Document, docCfg, cfg, env); err != nil {
+		return nil, err
 	}
-	e.Config, e.Document = cfg, source
-	e.Logger.Info("configuration document read", "source", source, "config_version", e.ConfigVersion)
-	return nil
+	out.Config = cfg
+	logger.Info("configuration document read", "source", out.Document, "config_version", out.ConfigVersion)
+	return out, nil
 }
 
 // SQS is the SQS client of the function's AWS configuration.
