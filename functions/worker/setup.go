@@ -79,11 +79,7 @@ func newFunctionOn(cfg *config.Config, st store.Store, res *runtime.Resolver, sq
 	wo := wiring.WorkerOptions(cfg, m, st, res, logger, emf)
 	wo.Secrets = sec
 	w := worker.New(wo)
-	f := &function{w: w, queues: map[string]*sqsqueue.Queue{}, log: logger}
-	for _, u := range []string{cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL} {
-		f.queues[wiring.QueueName(u)] = sqsqueue.New(sqsClient, u)
-	}
-	return f
+	return &function{w: w, queues: wiring.QueuesByName(cfg, sqsClient), log: logger}
 }
 
 // handle processes one batch. Records are grouped by their source queue so

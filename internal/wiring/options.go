@@ -185,6 +185,17 @@ func Queues(cfg *config.Config, c sqsqueue.API) map[outbox.QueueName]queue.Queue
 	}
 }
 
+// QueuesByName are the two SQS queues the configuration names, by
+// QueueName: how a consumer finds the queue an SQS record came from (its
+// eventSourceARN) to set that record's retry delay on it.
+func QueuesByName(cfg *config.Config, c sqsqueue.API) map[string]*sqsqueue.Queue {
+	out := map[string]*sqsqueue.Queue{}
+	for _, u := range []string{cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL} {
+		out[QueueName(u)] = sqsqueue.New(c, u)
+	}
+	return out
+}
+
 // QueueName is the last part of a queue's URL or ARN: how an SQS record's
 // eventSourceARN is matched to a configured queue URL.
 func QueueName(urlOrARN string) string {

@@ -54,3 +54,13 @@ func TestQueueName(t *testing.T) {
 		}
 	}
 }
+
+func TestQueuesByName(t *testing.T) {
+	cfg := config.Default()
+	cfg.Queue.CreateQueueURL = "http://127.0.0.1:9324/000000000000/berth-create"
+	cfg.Queue.LifecycleQueueURL = "http://127.0.0.1:9324/000000000000/berth-lifecycle"
+	qs := QueuesByName(cfg, nil)
+	if len(qs) != 2 || qs["berth-create"] == nil || qs["berth-lifecycle"] == nil {
+		t.Errorf("QueuesByName = %v", qs)
+	}
+}
