@@ -3,8 +3,6 @@ package manager_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -27,11 +25,7 @@ func TestIntentsGuarded(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Parallel()
 		ctx := context.Background()
-		rs := &racing{Store: b.Open(t, time.Now)}
-		m := manager.New(manager.Options{Store: rs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "t", Runtime: "docker", Image: "x"}); err != nil {
-			t.Fatal(err)
-		}
+		rs, m := racingManager(t, b)
 		create := func() container.Instance {
 			t.Helper()
 			res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "t"}, nil, "")
