@@ -77,17 +77,7 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 	if err := m.Runnable(); err != nil {
 		return CreateResult{}, err
 	}
-	var f fields
-	if req.Template == "" {
-		f.add("template", "is required")
-	}
-	if req.Name != "" {
-		validName(&f, "name", req.Name)
-	}
-	validLabels(&f, "labels", req.Labels)
-	validGroup(&f, "group", req.Group)
-	validEnv(&f, "env", req.Env)
-	if err := f.err(); err != nil {
+	if err := checkRequest(req); err != nil {
 		return CreateResult{}, err
 	}
 	var tpl container.Template
@@ -98,26 +88,13 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 		var err error
 		tpl, err = m.store.GetTemplate(ctx, req.Template)
 		if errors.Is(err, store.ErrNotFound) {
-			f.add("template", "no template named %q", req.Template)
-			return CreateResult{}, f.err()
+			return CreateResult{}, &ValidationError{Fields: []FieldError{{Field: "template", Message: fmt.Sprintf("no template named %q", req.Template)}}}
 		}
 		if err != nil {
 			return CreateResult{}, fmt.Errorf("reading template %q: %w", req.Template, err)
 		}
 		m.templates.put(tpl)
 	}
-	err := m.validateTemplate(tpl)
-	if err == nil {
-		err = m.checkLedgerAtCreate(ctx, tpl)
-	}
-	if err != nil {
-		// A template stored before a config change (a runtime switched off,
-		// a bind root removed) or beside one whose writable bind source may
-		// contain its own (two racing writes, or stored before that rule)
-		// is refused rather than half-applied.
-		return CreateResult{}, fmt.Errorf("template %q is no longer valid here: %w", tpl.Name, err)
-	}
-
 	now := m.now().UTC()
 	id := container.NewID()
 	name := req.Name
@@ -132,7 +109,7 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 	if inst.Labels == nil {
 		inst.Labels = map[string]string{}
 	}
-	spec, err := m.resolveSpec(tpl, inst, req.Env)
+	spec, err := m.checkCreate(ctx, tpl, inst, req.Env)
 	if err != nil {
 		return CreateResult{}, err
 	}

@@ -76,14 +76,14 @@ func groupOp(p config.CleanupPolicy) (container.Op, bool) {
 	return "", false
 }
 
-// MemberCleanup is the cleanup a group member's move to status `to` asks
+// memberCleanup is the cleanup a group member's move to status `to` asks
 // for, as an outbox item to write in the same transaction as the move (so
 // the move and its policy commit together, or neither does), with a note
 // for the move's event; nil when no policy applies. selfExit says the
 // container ended by itself (not on berth's stop request): only such an
-// exit with code 0 is a node success. The state loop, the workers and the
-// reconciler call it for every move of theirs into stopped or failed.
-func (m *Manager) MemberCleanup(ctx context.Context, inst container.Instance, to fsm.Status, selfExit bool, exitCode *int) (*container.OutboxItem, string) {
+// exit with code 0 is a node success. Every move into stopped or failed
+// (the state loop's, failWrite's) asks it.
+func (m *Manager) memberCleanup(ctx context.Context, inst container.Instance, to fsm.Status, selfExit bool, exitCode *int) (*container.OutboxItem, string) {
 	if inst.Group == "" {
 		return nil, ""
 	}
@@ -103,18 +103,8 @@ func (m *Manager) MemberCleanup(ctx context.Context, inst container.Instance, to
 	default:
 		return nil, ""
 	}
-	item := m.cleanupItem(ctx, inst, op, "")
+	item := newItem(ctx, inst, op, "", m.now().UTC())
 	return &item, "cleanup: " + key
-}
-
-// cleanupItem is an outbox item applying op to inst, to be written with a
-// change that takes inst to its next version.
-func (m *Manager) cleanupItem(ctx context.Context, inst container.Instance, op container.Op, requestID string) container.OutboxItem {
-	now := m.now().UTC()
-	return container.OutboxItem{
-		ID: container.NewID(), InstanceID: inst.ID, Op: op, InstanceVersion: inst.Version + 1,
-		RequestID: requestID, TraceContext: traceFrom(ctx), State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
-	}
 }
 
 // Groups returns the policies the manager applies.

@@ -58,17 +58,8 @@ func (m *Manager) interruptMember(ctx context.Context, in container.Instance) (b
 		if in.Group == "" || !containsStatus(midOperation, in.Status) {
 			return nil, nil
 		}
-		cleanup, note := m.MemberCleanup(ctx, in, fsm.Failed, false, nil)
-		reason := policyNote(InterruptedReason, note)
-		now := m.now().UTC()
 		interrupted, from = true, in.Status
-		return &store.TransitionParams{
-			To:     fsm.Failed,
-			Update: func(i *container.Instance) { i.StatusReason, i.FinishedAt = reason, &now },
-			Outbox: cleanup,
-			Event: &container.Event{Type: container.EventFailed, From: in.Status, To: fsm.Failed, At: now, Message: reason,
-				Actor: container.ActorSystem},
-		}, nil
+		return m.failWrite(ctx, in, InterruptedReason, m.now().UTC()), nil
 	})
 	switch {
 	case err == nil && interrupted:

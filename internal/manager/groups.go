@@ -197,7 +197,6 @@ func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in conta
 	_, err := m.AdvanceFrom(ctx, in, func(in container.Instance) (*store.TransitionParams, error) {
 		act = container.MemberAction{ID: in.ID, Name: in.Name, Status: in.Status}
 		now := m.now().UTC()
-		p := store.TransitionParams{To: in.Status}
 		op, hasOp := groupOp(policy)
 		switch {
 		case in.Status == fsm.DeletePending || in.Status == fsm.Deleting:
@@ -206,17 +205,13 @@ func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in conta
 		case in.Status == fsm.Pending && policy == config.CleanupDelete:
 			// Queued: its create item is already out; delete_pending makes
 			// the create worker let it go and the delete worker finish it.
-			item := m.cleanupItem(ctx, in, container.OpDelete, requestID)
-			p.To, p.Outbox = fsm.DeletePending, &item
-			p.Update = func(i *container.Instance) { i.StatusReason = why }
-			p.Event = &container.Event{Type: container.EventDeleteRequested, From: in.Status, To: fsm.DeletePending, At: now, Message: why, Actor: c.User}
 			act.Action = container.ActionDeleteRequested
+			p, _ := requestWrite(ctx, in, request{op: container.OpDelete, to: fsm.DeletePending, event: container.EventDeleteRequested,
+				reason: why, actor: c.User, requestID: requestID, at: now})
+			return p, nil
 		case in.Status == fsm.Pending:
-			reason := "cancelled before it was created: " + why
-			p.To = fsm.Failed
-			p.Update = func(i *container.Instance) { i.StatusReason, i.FinishedAt = reason, &now }
-			p.Event = &container.Event{Type: container.EventCancelled, From: in.Status, To: fsm.Failed, At: now, Message: reason, Actor: c.User}
 			act.Action = container.ActionCancelled
+			return cancelWrite(in, "cancelled before it was created: "+why, c.User, now), nil
 		case !hasOp:
 			act.Action = container.ActionNone
 			return nil, nil
@@ -224,12 +219,13 @@ func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in conta
 			act.Action = container.ActionAlreadyStopped
 			return nil, nil
 		default:
-			item := m.cleanupItem(ctx, in, op, requestID)
-			p.Outbox = &item
-			p.Event = &container.Event{Type: container.EventCleanupRequested, From: in.Status, To: in.Status, At: now, Message: why, Actor: c.User}
+			// The member stays as it is (status_reason too) until a worker
+			// carries out the policy.
 			act.Action = container.ActionCleanupRequested
+			p, _ := requestWrite(ctx, in, request{op: op, to: in.Status, event: container.EventCleanupRequested,
+				message: why, actor: c.User, requestID: requestID, at: now})
+			return p, nil
 		}
-		return &p, nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		act.Action = container.ActionAlreadyDeleting

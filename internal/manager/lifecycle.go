@@ -19,22 +19,22 @@ type Result struct {
 }
 
 // lifecycleOp describes one user operation on an existing instance (start, stop, delete).
+// The status it moves the instance to and the event of the move are the
+// operation's own (opStatuses).
 type lifecycleOp struct {
 	name   string // for messages: "start"
 	op     container.Op
-	to     fsm.Status
-	event  string
 	noWork func(fsm.Status) bool // statuses in which the request is already satisfied
 }
 
 var (
-	startOp = lifecycleOp{name: "start", op: container.OpStart, to: fsm.StartPending, event: container.EventStartRequested,
+	startOp = lifecycleOp{name: "start", op: container.OpStart,
 		noWork: func(s fsm.Status) bool { return s == fsm.StartPending || s == fsm.Starting }}
 	// Stop on a terminal instance is a no-op answered 200: there is nothing to stop.
-	stopOp = lifecycleOp{name: "stop", op: container.OpStop, to: fsm.StopPending, event: container.EventStopRequested,
+	stopOp = lifecycleOp{name: "stop", op: container.OpStop,
 		noWork: func(s fsm.Status) bool { return s.Terminal() || s == fsm.StopPending || s == fsm.Stopping }}
 	// Delete of an instance already being deleted enqueues nothing new.
-	deleteOp = lifecycleOp{name: "delete", op: container.OpDelete, to: fsm.DeletePending, event: container.EventDeleteRequested,
+	deleteOp = lifecycleOp{name: "delete", op: container.OpDelete,
 		noWork: func(s fsm.Status) bool { return s == fsm.DeletePending || s == fsm.Deleting }}
 )
 
@@ -68,21 +68,15 @@ func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifM
 			res = Result{Instance: inst}
 			return nil
 		}
-		if !fsm.Can(inst.Status, op.to) {
+		to := opStatuses[op.op].requested
+		if !fsm.Can(inst.Status, to) {
 			return &StateError{Op: op.name, Current: inst.Status}
 		}
-		now := m.now().UTC()
-		item := container.OutboxItem{
-			ID: container.NewID(), InstanceID: id, Op: op.op, InstanceVersion: inst.Version + 1,
-			RequestID: requestID, TraceContext: traceFrom(ctx), State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
-		}
-		out, err := m.store.Transition(ctx, store.TransitionParams{
-			ID: id, ExpectVersion: inst.Version, From: inst.Status, To: op.to,
-			Update: func(i *container.Instance) { i.StatusReason = op.name + " requested by " + c.User },
-			Outbox: &item,
-			Event: &container.Event{Type: op.event, From: inst.Status, To: op.to, At: now,
-				Message: op.name + " requested", Actor: c.User},
-		})
+		p, item := requestWrite(ctx, inst, request{op: op.op, to: to, event: opStatuses[op.op].requestEvent,
+			reason: op.name + " requested by " + c.User, message: op.name + " requested", actor: c.User,
+			requestID: requestID, at: m.now().UTC()})
+		p.ID, p.ExpectVersion, p.From = id, inst.Version, inst.Status
+		out, err := m.store.Transition(ctx, *p)
 		switch {
 		case err == nil:
 			m.log.InfoContext(ctx, op.name+" accepted", "instance_id", id, "outbox_id", item.ID,

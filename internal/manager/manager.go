@@ -2,10 +2,11 @@
 // writes each one as a single store call (instance change + outbox item +
 // event), and applies what the runtimes report (OnEvent) through the FSM.
 // It is the one writer of instances: HTTP handlers call its requests, and
-// the workers and the reconciler make their changes through Advance, Remove
-// and Record, so every write retries lost races by one rule
-// (MaxConflictRetries) and wakes this process's waiters at once. They read
-// from the store directly.
+// the workers and the reconciler say what they mean as intents (Claim,
+// Fail, Requeue, ApplyCleanup, …: intents.go) which it turns into store
+// writes, so every write retries lost races by one rule
+// (MaxConflictRetries), applies the group policy one way and wakes this
+// process's waiters at once. They read from the store directly.
 package manager
 
 import (

@@ -119,7 +119,7 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 	reason := statusReason(inst.Status, to, ob)
 	// A member's group policy is requested in the same write as its exit,
 	// so a crash cannot separate them.
-	cleanup, note := m.MemberCleanup(ctx, inst, to, evType == container.EventExited, ob.ExitCode)
+	cleanup, note := m.memberCleanup(ctx, inst, to, evType == container.EventExited, ob.ExitCode)
 	reason = policyNote(reason, note)
 	_, err := m.store.Transition(ctx, store.TransitionParams{
 		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: to,

@@ -94,16 +94,16 @@ var (
 	operators    = []string{"In", "NotIn", "Exists", "DoesNotExist"}
 )
 
+// validateTemplate checks a template as PutTemplate stores it: every rule
+// of its own, once, and the configuration's (configRules), which every
+// create checks again (create_check.go).
 func (m *Manager) validateTemplate(t container.Template) error {
 	var f fields
 	validName(&f, "name", t.Name)
 	if len(t.Description) > 1024 {
 		f.add("description", "at most 1024 bytes")
 	}
-	if !slices.Contains(m.runtimes, t.Runtime) {
-		f.add("runtime", "must be one of %s", quoteList(m.runtimes))
-	}
-	m.validateNodes(&f, t)
+	m.configRules(&f, t)
 	if t.Image == "" {
 		f.add("image", "is required")
 	} else if err := runvars.Check(t.Image); err != nil {

@@ -33,8 +33,8 @@ func retryOnConflict(try func() error) error {
 // is passed on as it is; it should not be store.ErrConflict.
 type Decide func(inst container.Instance) (*store.TransitionParams, error)
 
-// Advance is how the workers and the reconciler change an instance: it
-// reads the instance, lets decide choose the write and makes it
+// Advance is how the manager's intents change an instance: it reads the
+// instance, lets decide choose the write and makes it
 // conditional on the version read, deciding again on fresh state when the
 // write loses a race (MaxConflictRetries). It returns the instance as
 // written, or as read when decide chose nothing. A missing instance is

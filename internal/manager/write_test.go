@@ -52,6 +52,17 @@ func (r *racing) DeleteInstance(ctx context.Context, p store.DeleteParams) error
 	return r.Store.DeleteInstance(ctx, p)
 }
 
+// racingManager is a manager over a racing store holding template "t".
+func racingManager(t *testing.T, b teststores.Backend) (*racing, *manager.Manager) {
+	t.Helper()
+	rs := &racing{Store: b.Open(t, time.Now)}
+	m := manager.New(manager.Options{Store: rs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if _, _, err := m.PutTemplate(context.Background(), identity.Caller{User: "root", Admin: true}, container.Template{Name: "t", Runtime: "docker", Image: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	return rs, m
+}
+
 // TestWritesRetryLostRaces: Advance and Remove decide again on fresh state
 // after each lost race, up to MaxConflictRetries times, then give up with
 // store.ErrConflict; on both stores.
@@ -59,11 +70,7 @@ func TestWritesRetryLostRaces(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Parallel()
 		ctx := context.Background()
-		rs := &racing{Store: b.Open(t, time.Now)}
-		m := manager.New(manager.Options{Store: rs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "t", Runtime: "docker", Image: "x"}); err != nil {
-			t.Fatal(err)
-		}
+		rs, m := racingManager(t, b)
 		res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "t"}, nil, "")
 		if err != nil {
 			t.Fatal(err)

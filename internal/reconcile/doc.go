@@ -15,8 +15,8 @@
 //
 // Every decision is taken on the instance as listed (status, version,
 // updated_at). Writes are conditional on that version: the reconciler's own
-// writes go through manager.Advance with a decision that refuses any other
-// version than the listed one, and before an observation
+// writes are manager intents (Requeue, Fail) guarded by the listed version
+// (manager.ErrMoved at any other), and before an observation
 // is handed to OnEvent the instance is read again (a consistent read) and
 // must still be at the listed version. A version that moved on, or an
 // ErrConflict, means a worker, the API or another reconciler got there
@@ -64,7 +64,7 @@
 //
 // The action is the same for every transient status: re-enqueue the
 // operation that status is waiting for — a field-only transition through
-// manager.Advance (status unchanged, guarded by the listed version) that writes a fresh pending outbox item
+// manager.Requeue (status unchanged, guarded by the listed version) that writes a fresh pending outbox item
 // and an event (Actor "berth", message starting "reconciler re-enqueued"),
 // so the normal pipeline (dispatcher, queue, worker) retries it. Workers are
 // idempotent (they accept an instance already in the in-progress status and

@@ -53,19 +53,19 @@ const (
 const RequeueMarker = "reconciler re-enqueued "
 
 // Manager is how the reconciler changes instances. Every instance write
-// goes through it (manager.Manager implements it), so there is one writer
-// of state with one conflict-retry rule (manager.MaxConflictRetries).
+// goes through it (manager.Manager implements it) as an intent decided on
+// the version the pass listed, so there is one writer of state with one
+// conflict-retry rule (manager.MaxConflictRetries) and one group policy.
+// An intent whose instance moved since it was listed is manager.ErrMoved.
 type Manager interface {
 	// OnEvent applies what a runtime shows through the state loop.
 	OnEvent(ctx context.Context, ob manager.Observation) (manager.Applied, error)
-	// Advance makes one instance change decided on fresh state.
-	Advance(ctx context.Context, id string, decide manager.Decide) (container.Instance, error)
 	// Record appends an event without changing the instance.
 	Record(ctx context.Context, ev container.Event) error
-	// MemberCleanup is the group policy an instance moving to status to
-	// brings with it (an outbox item to write in the same transition, nil
-	// for none) and a note for its status_reason.
-	MemberCleanup(ctx context.Context, inst container.Instance, to fsm.Status, selfExit bool, exitCode *int) (*container.OutboxItem, string)
+	// Requeue asks again for the operation a listed instance waits for.
+	Requeue(ctx context.Context, inst container.Instance, op container.Op, reason, requestID string, at time.Time) (string, error)
+	// Fail fails an instance with a reason and its group policy.
+	Fail(ctx context.Context, id string, f manager.Failure) (bool, error)
 }
 
 var _ Manager = (*manager.Manager)(nil)

@@ -9,32 +9,15 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/store"
 )
-
-// opFor is the operation a transient status waits for, and the event type
-// of its request.
-func opFor(s fsm.Status) (container.Op, string, bool) {
-	switch s {
-	case fsm.Pending, fsm.Creating:
-		return container.OpCreate, container.EventCreateRequested, true
-	case fsm.StartPending, fsm.Starting:
-		return container.OpStart, container.EventStartRequested, true
-	case fsm.StopPending, fsm.Stopping:
-		return container.OpStop, container.EventStopRequested, true
-	case fsm.DeletePending, fsm.Deleting:
-		return container.OpDelete, container.EventDeleteRequested, true
-	}
-	return "", "", false
-}
 
 // stuckFor reports the instance's stuck timeout and whether it is past it
 // in a status the policy handles.
 func (r *Reconciler) stuckFor(inst container.Instance, age time.Duration) (time.Duration, bool) {
 	timeout, ok := r.timeouts[inst.Status]
-	if _, _, handled := opFor(inst.Status); !ok || !handled || age < timeout {
+	if _, handled := manager.WaitsFor(inst.Status); !ok || !handled || age < timeout {
 		return timeout, false
 	}
 	return timeout, true
@@ -47,7 +30,7 @@ func (r *Reconciler) stuck(ctx context.Context, log *slog.Logger, inst container
 	if _, stuck := r.stuckFor(inst, age); !stuck {
 		return
 	}
-	op, evType, _ := opFor(inst.Status)
+	op, _ := manager.WaitsFor(inst.Status)
 	if !undispatchedOK {
 		return // cannot tell whether the sweeper has it
 	}
@@ -67,7 +50,7 @@ func (r *Reconciler) stuck(ctx context.Context, log *slog.Logger, inst container
 	}
 	ageS := age.Truncate(time.Second)
 	if n < r.maxRequeues {
-		r.requeue(ctx, log.With("op", "requeue"), inst, op, evType, now, ageS, n, rep)
+		r.requeue(ctx, log.With("op", "requeue"), inst, op, now, ageS, n, rep)
 		return
 	}
 	r.failStuck(ctx, log.With("op", "fail_stuck"), inst, now, ageS, n, rep)
@@ -98,71 +81,33 @@ func (r *Reconciler) requeues(ctx context.Context, inst container.Instance) (int
 	}
 }
 
-// requeue writes a fresh outbox item for the operation the status waits
-// for, with the instance unchanged but for status_reason (and updated_at,
-// which restarts the timeout), conditional on the listed version.
-func (r *Reconciler) requeue(ctx context.Context, log *slog.Logger, inst container.Instance, op container.Op, evType string,
+// requeue asks again for the operation the status waits for (a fresh
+// outbox item, the instance unchanged but for status_reason and
+// updated_at, which restarts the timeout), decided on the listed version.
+func (r *Reconciler) requeue(ctx context.Context, log *slog.Logger, inst container.Instance, op container.Op,
 	now time.Time, age time.Duration, done int, rep *Report) {
-	at := now.UTC()
 	msg := fmt.Sprintf("%s%s: %s for %s without progress (re-enqueue %d of %d)", RequeueMarker, op, inst.Status, age, done+1, r.maxRequeues)
-	item := container.OutboxItem{
-		ID: container.NewID(), InstanceID: inst.ID, Op: op, InstanceVersion: inst.Version + 1,
-		RequestID: "reconcile-" + rep.PassID, State: container.OutboxPending, CreatedAt: at, UpdatedAt: at,
-	}
-	_, err := r.m.Advance(ctx, inst.ID, asListed(inst, store.TransitionParams{
-		To:     inst.Status,
-		Update: func(i *container.Instance) { i.StatusReason = msg },
-		Outbox: &item,
-		Event:  &container.Event{Type: evType, From: inst.Status, To: inst.Status, At: at, Message: msg, Actor: container.ActorSystem},
-	}))
+	requestID := "reconcile-" + rep.PassID
+	itemID, err := r.m.Requeue(ctx, inst, op, msg, requestID, now)
 	if r.written(ctx, log, inst, err, rep) {
 		rep.Requeued++
-		log.WarnContext(ctx, "stuck instance re-enqueued", "outbox_id", item.ID, "request_id", item.RequestID,
+		log.WarnContext(ctx, "stuck instance re-enqueued", "outbox_id", itemID, "request_id", requestID,
 			"age_s", age.Seconds(), "requeue", done+1, "max_requeues", r.maxRequeues, "operation", string(op))
 	}
 }
 
 // failStuck moves an instance that made no progress through its
-// re-enqueues to failed, saying why.
+// re-enqueues to failed, saying why, decided on the listed version.
 func (r *Reconciler) failStuck(ctx context.Context, log *slog.Logger, inst container.Instance, now time.Time, age time.Duration,
 	done int, rep *Report) {
-	at := now.UTC()
 	reason := fmt.Sprintf("%s made no progress for %s", inst.Status, age)
 	if done > 0 {
 		reason += fmt.Sprintf(" after %d re-enqueue(s) by the reconciler", done)
 	}
-	cleanup, note := r.m.MemberCleanup(ctx, inst, fsm.Failed, false, nil)
-	if note != "" {
-		reason += " (" + note + ")"
-	}
-	_, err := r.m.Advance(ctx, inst.ID, asListed(inst, store.TransitionParams{
-		To:     fsm.Failed,
-		Outbox: cleanup,
-		Update: func(i *container.Instance) {
-			i.StatusReason = reason
-			i.FinishedAt = &at
-		},
-		Event: &container.Event{Type: container.EventFailed, From: inst.Status, To: fsm.Failed, At: at, Message: reason,
-			Actor: container.ActorSystem},
-	}))
-	if r.written(ctx, log, inst, err, rep) {
+	failed, err := r.m.Fail(ctx, inst.ID, manager.Failure{Reason: reason, At: now, Version: inst.Version})
+	if r.written(ctx, log, inst, err, rep) && failed {
 		rep.FailedStuck++
 		log.WarnContext(ctx, "stuck instance failed", "reason", reason)
-	}
-}
-
-// errMoved: the instance is no longer at the version the pass listed, so
-// the decision taken on that version no longer holds.
-var errMoved = errors.New("instance moved since it was listed")
-
-// asListed decides p only while the instance is still at the listed
-// version: the reconciler's writes are decided on what it listed.
-func asListed(listed container.Instance, p store.TransitionParams) manager.Decide {
-	return func(cur container.Instance) (*store.TransitionParams, error) {
-		if cur.Version != listed.Version {
-			return nil, errMoved
-		}
-		return &p, nil
 	}
 }
 
@@ -171,7 +116,7 @@ func (r *Reconciler) written(ctx context.Context, log *slog.Logger, inst contain
 	switch {
 	case err == nil:
 		return true
-	case errors.Is(err, store.ErrConflict), errors.Is(err, errMoved):
+	case errors.Is(err, store.ErrConflict), errors.Is(err, manager.ErrMoved):
 		rep.Conflicts++
 		log.InfoContext(ctx, "instance moved since it was listed; skipped this pass", "listed_version", inst.Version)
 	case errors.Is(err, store.ErrNotFound):

@@ -15,30 +15,17 @@ import (
 	"github.com/berth-io/berth/internal/store"
 )
 
-// claim moves the instance from the operation's requested status to its
-// in-progress status (e.g. stop_pending → stopping), or accepts it already
-// in progress (a redelivery after a crash). Any other status means the
-// operation no longer applies. node, when set, is recorded with the move.
-func (w *Worker) claim(ctx context.Context, id string, requested, inProgress fsm.Status, evType string, node string) (container.Instance, error) {
-	inst, err := w.m.Advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
-		switch inst.Status {
-		case inProgress:
-			return nil, nil
-		case requested:
-		default:
-			return nil, stale("instance is %s, not %s", inst.Status, requested)
-		}
-		return &store.TransitionParams{To: inProgress,
-			Update: func(in *container.Instance) {
-				if node != "" {
-					in.RuntimeNodeName = node
-				}
-			},
-			Event: &container.Event{Type: evType, From: requested, To: inProgress, At: w.now().UTC(), Actor: container.ActorSystem},
-		}, nil
-	})
-	if errors.Is(err, store.ErrNotFound) {
+// claim takes up op for the instance (manager.Claim: pending → creating,
+// say, or already in progress after a crash), recording node when set. An
+// instance gone or in any other status means the operation no longer
+// applies.
+func (w *Worker) claim(ctx context.Context, id string, op container.Op, node string) (container.Instance, error) {
+	inst, err := w.m.Claim(ctx, id, op, node, w.now().UTC())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return inst, stale("instance %s no longer exists", id)
+	case errors.Is(err, manager.ErrMoved):
+		return inst, stale("%v", err)
 	}
 	return inst, err
 }
@@ -66,7 +53,7 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if err != nil {
 		return err
 	}
-	inst, err = w.claim(ctx, inst.ID, fsm.Pending, fsm.Creating, container.EventCreating, node)
+	inst, err = w.claim(ctx, inst.ID, container.OpCreate, node)
 	if err != nil {
 		return err
 	}
@@ -82,14 +69,7 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if ref.RuntimeID != inst.RuntimeID || ref.Node != inst.RuntimeNodeName {
 		// Informational (calls address the container by name), so an
 		// instance that left creating only matters if it is going away.
-		_, err := w.m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
-			if cur.Status != fsm.Creating {
-				return nil, errNotCreating
-			}
-			return &store.TransitionParams{To: fsm.Creating, Update: func(in *container.Instance) {
-				in.RuntimeID, in.RuntimeNodeName = ref.RuntimeID, ref.Node
-			}}, nil
-		})
+		err := w.m.Placed(ctx, inst.ID, ref.RuntimeID, ref.Node)
 		if err != nil {
 			if gone := w.checkStillWanted(ctx, log, rt, inst.ID); gone != nil {
 				return gone
@@ -110,7 +90,7 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 }
 
 func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
-	inst, err := w.claim(ctx, msg.InstanceID, fsm.StartPending, fsm.Starting, container.EventStarting, "")
+	inst, err := w.claim(ctx, msg.InstanceID, container.OpStart, "")
 	if err != nil {
 		return err
 	}
@@ -142,7 +122,7 @@ func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message
 }
 
 func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
-	inst, err := w.claim(ctx, msg.InstanceID, fsm.StopPending, fsm.Stopping, container.EventStopping, "")
+	inst, err := w.claim(ctx, msg.InstanceID, container.OpStop, "")
 	if err != nil {
 		return err
 	}
@@ -165,18 +145,9 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message)
 			finished = st.FinishedAt.UTC()
 		}
 	}
-	_, err = w.m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
-		if cur.Status != fsm.Stopping {
-			return nil, nil // the state loop recorded the exit first
-		}
-		return &store.TransitionParams{To: fsm.Stopped,
-			Update: func(in *container.Instance) {
-				in.FinishedAt, in.ExitCode, in.StatusReason = &finished, exit, "stopped on request"
-			},
-			Event:            &container.Event{Type: container.EventStopped, From: fsm.Stopping, To: fsm.Stopped, At: w.now().UTC(), ExitCode: exit, Actor: container.ActorSystem},
-			CompleteOutboxID: msg.OutboxID,
-		}, nil
-	})
+	// An instance no longer stopping had its exit recorded by the state
+	// loop first.
+	err = w.m.Stopped(ctx, inst.ID, msg.OutboxID, finished, exit, w.now().UTC())
 	if errors.Is(err, store.ErrNotFound) {
 		return stale("instance deleted while stopping")
 	}
@@ -184,7 +155,7 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message)
 }
 
 func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
-	inst, err := w.claim(ctx, msg.InstanceID, fsm.DeletePending, fsm.Deleting, container.EventDeleting, "")
+	inst, err := w.claim(ctx, msg.InstanceID, container.OpDelete, "")
 	var st errStale
 	if errors.As(err, &st) && errors.Is(w.instanceGone(ctx, msg.InstanceID), store.ErrNotFound) {
 		return w.removeOrphan(ctx, log, msg.InstanceID, err)
@@ -201,15 +172,10 @@ func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if err := rt.Delete(ctx, runtime.RefOf(inst)); err != nil {
 		return err
 	}
-	err = w.m.Remove(ctx, inst.ID, func(cur container.Instance) (*store.DeleteParams, error) {
-		if cur.Status != fsm.Deleting {
-			return nil, stale("instance moved to %s while deleting", cur.Status)
-		}
-		return &store.DeleteParams{
-			Event:            container.Event{Type: container.EventDeleted, From: fsm.Deleting, At: w.now().UTC(), Message: "container and instance removed", Actor: container.ActorSystem},
-			CompleteOutboxID: msg.OutboxID,
-		}, nil
-	})
+	err = w.m.Deleted(ctx, inst.ID, msg.OutboxID, w.now().UTC())
+	if errors.Is(err, manager.ErrMoved) {
+		return stale("%v", err)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -220,10 +186,6 @@ func (w *Worker) instanceGone(ctx context.Context, id string) error {
 	_, err := w.store.GetInstance(ctx, id)
 	return err
 }
-
-// errNotCreating: the instance left creating while its create recorded
-// where the container is.
-var errNotCreating = errors.New("instance is no longer creating")
 
 // waitStable polls the container until it runs or has ended, or until the
 // deadline: then it is a permanent failure (the slot is released). When

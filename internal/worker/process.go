@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/runtime"
@@ -206,11 +206,6 @@ var ownedStatuses = map[container.Op][]fsm.Status{
 	container.OpDelete: {fsm.DeletePending, fsm.Deleting},
 }
 
-func owns(op container.Op, s fsm.Status) bool {
-	owned, ok := ownedStatuses[op]
-	return !ok || slices.Contains(owned, s)
-}
-
 // fail moves the instance to failed with the error as status_reason and
 // marks the outbox item failed. Nothing is dropped silently: the instance
 // shows why, the event history records it.
@@ -224,26 +219,9 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 		// its own status is not the cleanup's to judge.
 		return
 	}
-	_, err := w.m.Advance(ctx, msg.InstanceID, func(inst container.Instance) (*store.TransitionParams, error) {
-		if inst.Status == fsm.Failed || !fsm.Can(inst.Status, fsm.Failed) || !owns(msg.Op, inst.Status) {
-			return nil, nil
-		}
-		cleanup, note := w.m.MemberCleanup(ctx, inst, fsm.Failed, false, nil)
-		reason := fmt.Sprintf("%s failed: %v", msg.Op, cause)
-		if note != "" {
-			reason += " (" + note + ")"
-		}
-		return &store.TransitionParams{To: fsm.Failed,
-			Outbox: cleanup,
-			Update: func(i *container.Instance) {
-				i.StatusReason = reason
-				now := w.now().UTC()
-				i.FinishedAt = &now
-			},
-			Event: &container.Event{Type: container.EventFailed, From: inst.Status, To: fsm.Failed, At: w.now().UTC(),
-				Message: reason, Actor: container.ActorSystem},
-		}, nil
-	})
+	// Only while the operation still speaks for the instance (ownedStatuses).
+	_, err := w.m.Fail(ctx, msg.InstanceID, manager.Failure{Reason: fmt.Sprintf("%s failed: %v", msg.Op, cause),
+		At: w.now().UTC(), While: ownedStatuses[msg.Op]})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.WarnContext(ctx, "failing the instance", "error", err)
 	}

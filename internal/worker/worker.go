@@ -21,19 +21,26 @@ import (
 )
 
 // Manager is how the worker changes instances. Every instance write goes
-// through it (manager.Manager implements it), so there is one writer of
-// state with one conflict-retry rule (manager.MaxConflictRetries).
+// through it (manager.Manager implements it) as an intent the manager
+// turns into a store write, so there is one writer of state with one
+// conflict-retry rule (manager.MaxConflictRetries) and one group policy.
+// An intent that no longer applies is manager.ErrMoved; a missing
+// instance store.ErrNotFound.
 type Manager interface {
 	// OnEvent applies what the runtime shows through the state loop.
 	OnEvent(ctx context.Context, ob manager.Observation) (manager.Applied, error)
-	// Advance makes one instance change decided on fresh state.
-	Advance(ctx context.Context, id string, decide manager.Decide) (container.Instance, error)
-	// Remove deletes an instance, decided on fresh state.
-	Remove(ctx context.Context, id string, decide manager.DecideRemoval) error
-	// MemberCleanup is the group policy an instance moving to status to
-	// brings with it (an outbox item to write in the same transition, nil
-	// for none) and a note for its status_reason.
-	MemberCleanup(ctx context.Context, inst container.Instance, to fsm.Status, selfExit bool, exitCode *int) (*container.OutboxItem, string)
+	// Claim takes up op: its requested status → its in-progress status.
+	Claim(ctx context.Context, id string, op container.Op, node string, at time.Time) (container.Instance, error)
+	// Placed records where a create's container is while it is creating.
+	Placed(ctx context.Context, id, runtimeID, node string) error
+	// Stopped completes a stop (stopping → stopped, item completed).
+	Stopped(ctx context.Context, id, outboxID string, finished time.Time, exit *int, at time.Time) error
+	// Deleted removes a deleting instance whose container is gone.
+	Deleted(ctx context.Context, id, outboxID string, at time.Time) error
+	// Fail fails an instance with a reason and its group policy.
+	Fail(ctx context.Context, id string, f manager.Failure) (bool, error)
+	// ApplyCleanup carries out a group policy item on its member.
+	ApplyCleanup(ctx context.Context, c manager.Cleanup, halt manager.Halter) (manager.CleanupStep, fsm.Status, error)
 }
 
 var _ Manager = (*manager.Manager)(nil)

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,70 @@ import (
 	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 	"github.com/berth-io/berth/internal/runvars"
 )
+
+// A create is checked here, in one pass, after its template was checked
+// once when it was stored (PutTemplate: validateTemplate; every template
+// is stored through it). The pass checks:
+//
+//   - the create's own inputs (checkRequest): template named, name,
+//     labels, group, env;
+//   - what the configuration decides, which may have changed since the
+//     template was stored (configRules: the runtime is still in
+//     container.allowed_runtimes and, where the nodes are known, has a node
+//     with the template's literal host_labels);
+//   - the bind ledger (checkLedgerAtCreate), which other templates change;
+//   - the resolved spec (resolveSpec): that the user sets only user_env
+//     variables, and what the real values made of the image, workdir,
+//     command, args and volumes. Volumes are checked here with the real
+//     values only: bind roots and the workspace root are configuration
+//     too, and a value ($USERID, $CONTAINER_NAME) must keep a bind source
+//     inside its roots and its pattern's shape.
+//
+// Every other rule is the template's own and is not run again.
+
+// checkRequest checks the create's own inputs, before its template is read.
+func checkRequest(req CreateRequest) error {
+	var f fields
+	if req.Template == "" {
+		f.add("template", "is required")
+	}
+	if req.Name != "" {
+		validName(&f, "name", req.Name)
+	}
+	validLabels(&f, "labels", req.Labels)
+	validGroup(&f, "group", req.Group)
+	validEnv(&f, "env", req.Env)
+	return f.err()
+}
+
+// configRules are a template's rules that the configuration decides: the
+// runtime is allowed and, where the nodes are known, has a node
+// (validateNodes). PutTemplate checks them, and every create again.
+func (m *Manager) configRules(f *fields, t container.Template) {
+	if !slices.Contains(m.runtimes, t.Runtime) {
+		f.add("runtime", "must be one of %s", quoteList(m.runtimes))
+	}
+	m.validateNodes(f, t)
+}
+
+// checkCreate is the create's pass over its template and the instance it
+// is about to write (inst, without its spec): it returns the resolved spec.
+func (m *Manager) checkCreate(ctx context.Context, tpl container.Template, inst container.Instance, userEnv map[string]string) (container.Spec, error) {
+	var f fields
+	m.configRules(&f, tpl)
+	err := f.err()
+	if err == nil {
+		err = m.checkLedgerAtCreate(ctx, tpl)
+	}
+	if err != nil {
+		// A template stored before a config change (a runtime switched off,
+		// a node removed) or beside one whose writable bind source may
+		// contain its own (two racing writes, or stored before that rule)
+		// is refused rather than half-applied.
+		return container.Spec{}, fmt.Errorf("template %q is no longer valid here: %w", tpl.Name, err)
+	}
+	return m.resolveSpec(tpl, inst, userEnv)
+}
 
 // resolveSpec merges the template with the user's request and expands the
 // runtime variables. User env values are taken literally: only names the
