@@ -1,6 +1,6 @@
 package config
 
-import "slices"
+import "github.com/berth-io/berth/internal/runtime/hostpolicy"
 
 // Docker is the `docker:` section: the Docker engines berth may place
 // containers on.
@@ -55,16 +55,25 @@ type Registry struct {
 	Password string `yaml:"password,omitempty"`
 }
 
-// BindRoots is the union of the hosts' allowed_bind_roots: what a template
-// may bind-mount at all (each host checks its own list again at create).
+// BindRoots is the union of the hosts' allowed_bind_roots: what a Docker
+// template may bind-mount at all (each host checks its own list again at
+// create).
 func (d Docker) BindRoots() []string {
-	var roots []string
-	for _, h := range d.Hosts {
-		for _, r := range h.AllowedBindRoots {
-			if !slices.Contains(roots, r) {
-				roots = append(roots, r)
-			}
-		}
+	lists := make([][]string, len(d.Hosts))
+	for i, h := range d.Hosts {
+		lists[i] = h.AllowedBindRoots
 	}
-	return roots
+	return hostpolicy.Union(lists...)
+}
+
+// HostPathRoots is the union of every node's roots, the Docker hosts'
+// allowed_bind_roots and the clusters' allowed_host_path_roots: what a
+// template may bind-mount at all, whichever runtime runs it (placement
+// checks each node's own list again).
+func (c *Config) HostPathRoots() []string {
+	lists := [][]string{c.Docker.BindRoots()}
+	for _, cl := range c.Kubernetes.Clusters {
+		lists = append(lists, cl.AllowedHostPathRoots)
+	}
+	return hostpolicy.Union(lists...)
 }

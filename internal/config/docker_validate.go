@@ -29,12 +29,7 @@ func (c *checker) docker(d *Docker) {
 		}
 		c.atLeast(key+".capacity", int64(h.Capacity), 0)
 		for j, root := range h.AllowedBindRoots {
-			rk := fmt.Sprintf("%s.allowed_bind_roots[%d]", key, j)
-			if c.absClean(rk, root) && root == "/" {
-				// Binding / (or /var/run/docker.sock under it) gives a
-				// container the host; allowing it must not be one line.
-				c.fail(rk, "must not be / (it would allow binding any host path)")
-			}
+			c.root(fmt.Sprintf("%s.allowed_bind_roots[%d]", key, j), root)
 		}
 	}
 	hosts := make(map[string]int)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 )
 
 // checker collects validation failures, each with the source of its key.
@@ -71,6 +72,14 @@ func (c *checker) absClean(key, p string) bool {
 		return true
 	}
 	return false
+}
+
+// root checks a host-path root a node allows, by the one rule every runtime
+// shares (hostpolicy.CheckRoot).
+func (c *checker) root(key, root string) {
+	if err := hostpolicy.CheckRoot(root); err != nil {
+		c.fail(key, "%w", err)
+	}
 }
 
 // validate checks the merged configuration and returns every failure.
@@ -210,7 +219,7 @@ func (c *checker) kubernetes(k *Kubernetes) {
 			c.fail(key+".region", "only applies with eks_cluster")
 		}
 		for j, r := range cl.AllowedHostPathRoots {
-			c.absClean(fmt.Sprintf("%s.allowed_host_path_roots[%d]", key, j), r)
+			c.root(fmt.Sprintf("%s.allowed_host_path_roots[%d]", key, j), r)
 		}
 		if !dns1123Label.MatchString(cl.Namespace) {
 			c.fail(key+".namespace", "must be a DNS-1123 label (lower-case letters, digits, '-'; at most 63), got %q", cl.Namespace)

@@ -226,6 +226,15 @@ func TestInvalidValues(t *testing.T) {
 			},
 		},
 		{
+			// One rule for every node's roots (hostpolicy.CheckRoot): "/"
+			// is refused for a cluster as for a Docker host.
+			name: "kubernetes root /",
+			file: "kubernetes:\n  clusters:\n    - {name: c, allowed_host_path_roots: [/srv, /]}\n",
+			want: []want{
+				{"kubernetes.clusters[0].allowed_host_path_roots[1]", "FILE:3", "must not be /"},
+			},
+		},
+		{
 			name: "unknown keys",
 			file: "containr:\n  x: 1\ncontainer:\n  create_queue_max_pendng: 5\ndocker:\n  hosts:\n    - {name: a, endpoint: 'unix:///x', capcity: 1}\nauth:\n  tokens:\n    tok-0123456789abcdef: {user: a, admn: true}\n",
 			want: []want{

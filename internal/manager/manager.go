@@ -32,7 +32,8 @@ type Options struct {
 	// container.allowed_runtimes).
 	Runtimes []string
 	// BindRoots are the host paths bind mounts may come from (the union of
-	// the Docker hosts' allowed_bind_roots; each host checks its own again).
+	// every node's roots, config.Config.HostPathRoots: Docker hosts' and
+	// clusters'; placement checks each node's own again).
 	BindRoots []string
 	// Nodes are the deployment's Docker hosts and Kubernetes clusters, and
 	// NodesKnown says whether this process knows them. When it does, a

@@ -334,7 +334,7 @@ func (m *Manager) validateBindSource(f *fields, field string, v container.Volume
 			return
 		}
 	}
-	if clean := path.Clean(source); !underRoots(clean, m.bindRoots) {
+	if clean := path.Clean(source); !hostpolicy.Under(clean, m.bindRoots) {
 		f.add(field, "must be inside the allowed bind roots (%s)", quoteList(m.bindRoots))
 	}
 }

@@ -2,7 +2,6 @@ package manager
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -65,17 +64,6 @@ func validEnv(f *fields, field string, env map[string]string) {
 			f.add(field+"."+k, "value must be valid UTF-8 without NUL, at most %d bytes", maxEnvValue)
 		}
 	}
-}
-
-// underRoots reports whether the clean absolute path p lies inside one of roots.
-func underRoots(p string, roots []string) bool {
-	for _, r := range roots {
-		r = path.Clean(r)
-		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 func quoteList(xs []string) string {

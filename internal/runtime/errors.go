@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 )
 
 // The five kinds of failure callers tell apart. Match them with errors.Is.
@@ -104,4 +107,17 @@ func Retryable(err error) bool {
 		return false
 	}
 	return true
+}
+
+// Unreachable reports whether err says a node could not take a request at
+// all, whatever its runtime: no connection (refused, reset, cut short), a
+// network error or a deadline. Each runtime adds what its own client types
+// (an overloaded engine, an API server's 503); what no rule matches is
+// ErrFailed, by the contract above, not ErrUnavailable: an answer the
+// client could not read may be this request's own fault.
+func Unreachable(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }

@@ -217,7 +217,7 @@ func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf
 		Store:         st,
 		MaxPending:    cfg.Container.CreateQueueMaxPending,
 		Runtimes:      cfg.Container.AllowedRuntimes,
-		BindRoots:     cfg.Docker.BindRoots(),
+		BindRoots:     cfg.HostPathRoots(),
 		WorkspaceRoot: cfg.Container.WorkspaceRoot,
 		Logger:        logger,
 		Metrics:       emf,

@@ -66,9 +66,14 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if err != nil {
 		return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
 	}
-	if ref.RuntimeID != inst.RuntimeID || ref.Node != inst.RuntimeNodeName {
-		// Informational (calls address the container by name), so an
-		// instance that left creating only matters if it is going away.
+	if ref.Node != inst.RuntimeNodeName {
+		// Create adopted an object on a node more precise than the one
+		// claimed (a scheduled Pod's cluster/node). A new runtime id
+		// alone is not written here: calls address the object by name,
+		// and the report of its start or exit records it in the write
+		// that must happen anyway (one durable write less per create).
+		// An instance that left creating only matters if it is going
+		// away.
 		err := w.m.Placed(ctx, inst.ID, ref.RuntimeID, ref.Node)
 		if err != nil {
 			if gone := w.checkStillWanted(ctx, log, rt, inst.ID); gone != nil {
@@ -325,7 +330,7 @@ func (w *Worker) report(ctx context.Context, st runtime.State) error {
 			at = *st.FinishedAt
 		}
 		_, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedExited, At: at,
-			ExitCode: st.ExitCode, OOMKilled: st.OOMKilled, NodeName: st.Node, Message: st.Error})
+			ExitCode: st.ExitCode, OOMKilled: st.OOMKilled, NodeName: st.Node, RuntimeID: st.RuntimeID, Message: st.Error})
 		return err
 	}
 	return nil

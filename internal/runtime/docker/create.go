@@ -14,22 +14,14 @@ import (
 // recorded host, else on the host placement picks; an existing container of
 // the same instance is adopted.
 func (r *Runtime) Create(ctx context.Context, inst berth.Instance) (runtime.Ref, error) {
-	var h *host
-	if inst.RuntimeNodeName != "" {
-		var err error
-		if h, err = r.pinned(inst); err != nil {
-			return runtime.Ref{}, err
-		}
-	} else {
-		p, err := r.place(ctx, inst)
-		if err != nil {
-			return runtime.Ref{}, err
-		}
-		defer p.release()
-		if p.existing != nil {
-			return runtime.Ref{InstanceID: inst.ID, Node: p.host.cfg.Name, RuntimeID: p.existing.ID}, nil
-		}
-		h = p.host
+	p, err := r.placer.ForCreate(ctx, inst)
+	if err != nil {
+		return runtime.Ref{}, err
+	}
+	defer p.Release()
+	h := p.Node
+	if p.Existing != nil {
+		return runtime.Ref{InstanceID: inst.ID, Node: h.cfg.Name, RuntimeID: p.Existing.ID}, nil
 	}
 	node := h.cfg.Name
 
@@ -56,8 +48,12 @@ func (r *Runtime) adopt(ctx context.Context, h *host, inst berth.Instance, confl
 	node := h.cfg.Name
 	got, err := h.cli.ContainerInspect(ctx, runtime.ObjectName(inst.ID), client.ContainerInspectOptions{})
 	if err != nil {
-		// Gone again between the two calls (a concurrent delete): retry.
-		return runtime.Ref{}, runtime.NewError(runtime.ErrFailed, "create", inst.ID, node, err)
+		if cerrdefs.IsNotFound(err) {
+			// Gone again between the two calls (a concurrent delete): the
+			// engine answered, and a retry may pass.
+			return runtime.Ref{}, runtime.NewError(runtime.ErrFailed, "create", inst.ID, node, err)
+		}
+		return runtime.Ref{}, classify(err, "create", inst.ID, node)
 	}
 	var labels map[string]string
 	if got.Container.Config != nil {

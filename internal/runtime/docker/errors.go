@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
-	"syscall"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -107,11 +104,8 @@ func kindOf(err error) error {
 // request at all: no connection, a timeout, or an overloaded engine (503,
 // 429).
 func unreachable(err error) bool {
-	var netErr net.Error
 	switch {
-	case client.IsErrConnectionFailed(err), errors.As(err, &netErr),
-		errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ECONNREFUSED),
-		errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case client.IsErrConnectionFailed(err), runtime.Unreachable(err):
 		return true
 	case cerrdefs.IsUnavailable(err), cerrdefs.IsDeadlineExceeded(err), cerrdefs.IsResourceExhausted(err):
 		return true

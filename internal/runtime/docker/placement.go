@@ -2,96 +2,33 @@ package docker
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	berth "github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runtime"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 )
 
-// Place returns the host for inst (see runtime.Runtime.Place).
+// Place returns the host for inst (see runtime.Runtime.Place; the rules are
+// runtime.Placer's).
 func (r *Runtime) Place(ctx context.Context, inst berth.Instance) (string, error) {
-	if inst.RuntimeNodeName != "" {
-		if _, err := r.pinned(inst); err != nil {
-			return "", err
-		}
-		return inst.RuntimeNodeName, nil
-	}
-	p, err := r.place(ctx, inst)
-	if err != nil {
-		return "", err
-	}
-	p.release()
-	return p.host.cfg.Name, nil
+	return r.placer.Place(ctx, inst)
 }
 
-// pinned is the host an instance already has, checked to still take it.
-func (r *Runtime) pinned(inst berth.Instance) (*host, error) {
-	h := r.byName[inst.RuntimeNodeName]
-	if h == nil {
-		return nil, runtime.Errorf(runtime.ErrInvalid, "place", inst.ID, inst.RuntimeNodeName,
-			"no docker host named %q is configured", inst.RuntimeNodeName)
-	}
-	if err := hostpolicy.HostPathsAllowed(inst.Spec.Volumes, h.cfg.AllowedBindRoots); err != nil {
-		return nil, runtime.NewError(runtime.ErrInvalid, "place", inst.ID, h.cfg.Name, err)
-	}
-	return h, nil
-}
+// hostPlacer places instances on hosts, adopting containers.
+type hostPlacer = runtime.Placer[*host, container.Summary]
 
-// placement is place's answer: a host, and either the container an earlier
-// attempt already made there or a reservation to release once created.
-type placement struct {
-	host     *host
-	existing *container.Summary
-	release  func()
-}
-
-// place chooses a host for an instance that has none (runtime.Choose).
-func (r *Runtime) place(ctx context.Context, inst berth.Instance) (placement, error) {
-	cands, err := r.candidates(inst)
-	if err != nil {
-		return placement{}, err
+// newPlacer is the runtime's placement: runtime.Placer over its hosts.
+func (r *Runtime) newPlacer() *hostPlacer {
+	return &hostPlacer{
+		Kind:  "docker host",
+		Nodes: r.hosts,
+		Named: func(op, instanceID, recorded string) (*host, error) {
+			return r.hostFor(op, runtime.Ref{InstanceID: instanceID, Node: recorded})
+		},
+		Load: r.load,
 	}
-	c, err := runtime.Choose(ctx, &r.reserved, inst.ID, "docker host", cands,
-		func(ctx context.Context, h *host, count bool) runtime.Load[container.Summary] {
-			return r.load(ctx, h, inst.ID, count)
-		})
-	return placement{host: c.Node, existing: c.Existing, release: c.Release}, err
-}
-
-// candidates are the hosts whose labels include every scheduling.host_labels
-// pair and whose allowed roots admit every bind mount. None is invalid: no
-// retry makes a host appear.
-func (r *Runtime) candidates(inst berth.Instance) ([]*host, error) {
-	want := inst.Spec.Scheduling.HostLabels
-	var labelled []*host
-	for _, h := range r.hosts {
-		if runtime.HasLabels(h.cfg.Labels, want) {
-			labelled = append(labelled, h)
-		}
-	}
-	if len(labelled) == 0 {
-		return nil, runtime.Errorf(runtime.ErrInvalid, "place", inst.ID, "",
-			"no docker host has the labels %v", runtime.SortedPairs(want))
-	}
-	var out []*host
-	var firstErr error
-	for _, h := range labelled {
-		if err := hostpolicy.HostPathsAllowed(inst.Spec.Volumes, h.cfg.AllowedBindRoots); err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("host %s: %w", h.cfg.Name, err)
-			}
-			continue
-		}
-		out = append(out, h)
-	}
-	if len(out) == 0 {
-		return nil, runtime.NewError(runtime.ErrInvalid, "place", inst.ID, "", firstErr)
-	}
-	return out, nil
 }
 
 // load lists berth's containers (of this scope) on h; without count, only

@@ -40,10 +40,10 @@ type Runtime struct {
 	log    *slog.Logger
 	auth   *registryAuth
 
-	// reserved counts placements chosen but not yet created, per host, so
-	// that concurrent creates in this process do not all pick the same
-	// least-loaded host or overfill it.
-	reserved runtime.Reservations
+	// placer places instances on hosts; its reservations keep concurrent
+	// creates in this process from all picking the same least-loaded host
+	// or overfilling it.
+	placer *hostPlacer
 }
 
 // host is one Docker engine and its client.
@@ -52,13 +52,19 @@ type host struct {
 	cli *client.Client
 }
 
-var _ runtime.Candidate = (*host)(nil)
+var _ runtime.Node = (*host)(nil)
 
 // NodeName is the host's configured name.
 func (h *host) NodeName() string { return h.cfg.Name }
 
 // NodeCapacity is the host's configured capacity (0: unbounded).
 func (h *host) NodeCapacity() int { return h.cfg.Capacity }
+
+// NodeLabels are the host's configured labels.
+func (h *host) NodeLabels() map[string]string { return h.cfg.Labels }
+
+// NodeRoots are the host's allowed_bind_roots.
+func (h *host) NodeRoots() []string { return h.cfg.AllowedBindRoots }
 
 // New makes a Runtime for the hosts of cfg. It dials nothing: a host that is
 // down is found out by the calls that need it.
@@ -90,6 +96,7 @@ func New(cfg config.Docker, opts Options) (*Runtime, error) {
 		r.byName[hc.Name] = h
 	}
 	r.auth = newRegistryAuth(cfg.Registries, opts.ECR)
+	r.placer = r.newPlacer()
 	return r, nil
 }
 

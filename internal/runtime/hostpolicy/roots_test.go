@@ -46,3 +46,27 @@ func TestHostPathsAllowedLooksOnlyAtBinds(t *testing.T) {
 		t.Error("a bind outside the roots was allowed")
 	}
 }
+
+// TestCheckRoot: the one rule for a node's roots, whichever runtime.
+func TestCheckRoot(t *testing.T) {
+	tests := []struct {
+		root string
+		want string // "" = accepted, else a part of the error
+	}{
+		{"/srv/berth", ""},
+		{"/", "must not be /"},
+		{"", "must not be empty"},
+		{"srv", "absolute"},
+		{"/srv/../etc", "clean"},
+		{"/srv/", "clean"},
+	}
+	for _, tt := range tests {
+		err := hostpolicy.CheckRoot(tt.root)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("CheckRoot(%q) = %v", tt.root, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("CheckRoot(%q) = %v, want %q", tt.root, err, tt.want)
+		}
+	}
+}

@@ -24,13 +24,19 @@ type cluster struct {
 	cs k8s.Interface
 }
 
-var _ runtime.Candidate = (*cluster)(nil)
+var _ runtime.Node = (*cluster)(nil)
 
 // NodeName is the cluster's configured name.
 func (c *cluster) NodeName() string { return c.cfg.Name }
 
 // NodeCapacity is the cluster's configured capacity (0: unbounded).
 func (c *cluster) NodeCapacity() int { return c.cfg.Capacity }
+
+// NodeLabels are the cluster's configured labels.
+func (c *cluster) NodeLabels() map[string]string { return c.cfg.Labels }
+
+// NodeRoots are the cluster's allowed_host_path_roots.
+func (c *cluster) NodeRoots() []string { return c.cfg.AllowedHostPathRoots }
 
 func newCluster(cc config.KubernetesCluster, opts Options) (*cluster, error) {
 	cl := &cluster{cfg: cc, opts: opts}

@@ -93,17 +93,10 @@ func (k *kube) exiting(code int) container.Instance {
 	return inst
 }
 
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // waitState polls Inspect until ok, or fails with the last state seen.
 func (k *kube) waitState(t testing.TB, ref runtime.Ref, what string, ok func(runtime.State) bool) runtime.State {
 	t.Helper()
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	var last runtime.State
 	var lastErr error
 	for {
@@ -126,7 +119,7 @@ func (k *kube) pod(t testing.TB, id string) (labels, annotations map[string]stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := cs.CoreV1().Pods(ns).Get(ctxFor(t, 10*time.Second), "berth-"+strings.ToLower(id), metav1.GetOptions{})
+	p, err := cs.CoreV1().Pods(ns).Get(testenv.Context(t, 10*time.Second), "berth-"+strings.ToLower(id), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get pod: %v", err)
 	}

@@ -17,22 +17,14 @@ import (
 // scheduler and the kubelet get to it: there is no created-but-not-started
 // Pod in Kubernetes.
 func (r *Runtime) Create(ctx context.Context, inst berth.Instance) (runtime.Ref, error) {
-	var cl *cluster
-	if inst.RuntimeNodeName != "" {
-		var err error
-		if cl, err = r.pinned(inst); err != nil {
-			return runtime.Ref{}, err
-		}
-	} else {
-		p, err := r.place(ctx, inst)
-		if err != nil {
-			return runtime.Ref{}, err
-		}
-		defer p.release()
-		if p.existing != nil {
-			return refOf(inst.ID, p.cluster, p.existing), nil
-		}
-		cl = p.cluster
+	p, err := r.placer.ForCreate(ctx, inst)
+	if err != nil {
+		return runtime.Ref{}, err
+	}
+	defer p.Release()
+	cl := p.Node
+	if p.Existing != nil {
+		return refOf(inst.ID, cl, p.Existing), nil
 	}
 	node := cl.cfg.Name
 	secret, err := r.pull.ensure(ctx, cl, inst.ID)
@@ -71,8 +63,7 @@ func (r *Runtime) adopt(ctx context.Context, cl *cluster, inst berth.Instance, c
 	}
 	got, err := cs.CoreV1().Pods(cl.cfg.Namespace).Get(ctx, podName(inst.ID), metav1.GetOptions{})
 	if err != nil {
-		// Gone again between the two calls (a concurrent delete): retry.
-		return runtime.Ref{}, runtime.NewError(runtime.ErrUnavailable, "create", inst.ID, node, err)
+		return runtime.Ref{}, adoptFailed(err, inst.ID, node)
 	}
 	if !runtime.Owns(got.Labels, inst.ID, r.scope) {
 		return runtime.Ref{}, runtime.NewError(runtime.ErrConflict, "create", inst.ID, node, conflict)
@@ -97,4 +88,15 @@ func nodeName(cl *cluster, pod *corev1.Pod) string {
 		return cl.cfg.Name
 	}
 	return cl.cfg.Name + "/" + pod.Spec.NodeName
+}
+
+// adoptFailed is the error of an adoption whose read failed: a Pod gone
+// again between the create and the read (a concurrent delete) answered the
+// request and may pass on a retry (runtime.ErrFailed, as in the Docker
+// runtime); anything else is classified as usual.
+func adoptFailed(err error, instanceID, node string) error {
+	if apierrors.IsNotFound(err) {
+		return runtime.NewError(runtime.ErrFailed, "create", instanceID, node, err)
+	}
+	return classify(err, "create", instanceID, node)
 }

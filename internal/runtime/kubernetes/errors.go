@@ -39,11 +39,24 @@ func kindOf(err error) error {
 			return runtime.ErrUnavailable
 		}
 		return runtime.ErrInvalid
-	case errors.Is(err, context.Canceled):
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsTooManyRequests(err),
+		apierrors.IsServiceUnavailable(err), apierrors.IsInternalError(err), serverError(err):
+		// The API server could not take the request, or failed in itself.
+		return runtime.ErrUnavailable
+	case runtime.Unreachable(err), errors.Is(err, context.Canceled):
 		return runtime.ErrUnavailable
 	}
-	// Timeouts, throttling, 5xx, connection failures, anything unknown.
-	return runtime.ErrUnavailable
+	// An answer client-go could not type (an unknown status, a body it
+	// could not decode): it may pass, but it may as well be this
+	// request's fault, so its retries are bounded (runtime.ErrFailed's
+	// contract, the same answer the Docker runtime gives).
+	return runtime.ErrFailed
+}
+
+// serverError reports whether err is an API status of the 5xx class.
+func serverError(err error) bool {
+	var st apierrors.APIStatus
+	return errors.As(err, &st) && st.Status().Code >= 500
 }
 
 // isQuotaExceeded: a ResourceQuota refusal passes once other Pods end.

@@ -50,9 +50,9 @@ type Runtime struct {
 	log      *slog.Logger
 	pull     *pullSecret
 
-	// reserved counts placements chosen but not yet created, per cluster,
-	// so that concurrent creates do not all pick the same cluster.
-	reserved runtime.Reservations
+	// placer places instances on clusters; its reservations keep
+	// concurrent creates from all picking the same cluster.
+	placer *clusterPlacer
 }
 
 // New makes a Runtime for the clusters of cfg. It dials nothing: a cluster
@@ -97,6 +97,7 @@ func New(cfg config.Kubernetes, opts Options) (*Runtime, error) {
 		r.clusters = append(r.clusters, cl)
 		r.byName[cc.Name] = cl
 	}
+	r.placer = r.newPlacer()
 	return r, nil
 }
 

@@ -20,7 +20,7 @@ import (
 func TestPodOnTheCluster(t *testing.T) {
 	t.Parallel()
 	k := newKube(t, kubernetes.Options{})
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	inst := k.instance()
 	inst.Labels["berth.instance-id"] = "forged" // must not win over berth's
 	ref, err := k.Create(ctx, inst)
@@ -52,7 +52,7 @@ func TestPodOnTheCluster(t *testing.T) {
 func TestUnschedulableSaysWhy(t *testing.T) {
 	t.Parallel()
 	k := newKube(t, kubernetes.Options{})
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	inst := k.instance()
 	inst.Spec.Scheduling.NodeSelector = map[string]string{"berth.test/no-such-node": "true"}
 	ref, err := k.Create(ctx, inst)
@@ -72,7 +72,7 @@ func TestInvalidPodIsInvalid(t *testing.T) {
 	k := newKube(t, kubernetes.Options{})
 	inst := k.instance()
 	inst.Spec.Scheduling.Tolerations = []container.Toleration{{Key: "x", Operator: "Sometimes"}}
-	_, err := k.Create(ctxFor(t, 30*time.Second), inst)
+	_, err := k.Create(testenv.Context(t, 30*time.Second), inst)
 	if !runtime.IsInvalid(err) {
 		t.Fatalf("create: %v, want invalid", err)
 	}
@@ -89,7 +89,7 @@ func TestPullSecret(t *testing.T) {
 		{Host: "ghcr.io", Username: "bot", Password: "pull-secret-value"},
 		{Host: "123456789012.dkr.ecr.eu-west-1.amazonaws.com"},
 	}})
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	inst := k.instance()
 	if _, err := k.Create(ctx, inst); err != nil {
 		t.Fatalf("create: %v", err)
@@ -127,7 +127,7 @@ func TestCapacityAcrossClusters(t *testing.T) {
 		config.KubernetesCluster{Name: "small", Kubeconfig: kc, Namespace: ns, Capacity: 1, Labels: map[string]string{"tier": "a"}},
 		config.KubernetesCluster{Name: "other", Kubeconfig: kc, Namespace: ns, Capacity: 1, Labels: map[string]string{"tier": "b"}},
 	)
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	inst := k.instance()
 	inst.Spec.Scheduling.HostLabels = map[string]string{"tier": "a"}
 	node, err := k.Place(ctx, inst)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // Harness is one runtime under test and how to make instances it can run.
@@ -33,6 +34,16 @@ type Harness struct {
 	Printing func(t *testing.T, script string) container.Instance
 	// Timeout bounds each case. Defaults to 90 s.
 	Timeout time.Duration
+	// BindRoot is a root every node of Runtime allows bind sources under
+	// (allowed_bind_roots, allowed_host_path_roots), not "/". The
+	// host-path cases need it.
+	BindRoot string
+	// At returns a runtime of the same kind, of one node named AtNode
+	// reached at endpoint, a loopback http://host:port URL (a Docker
+	// engine's tcp:// endpoint, a cluster's API server). The error-kind
+	// cases point it at nothing, and at a server whose answers no client
+	// can read.
+	At func(t *testing.T, endpoint string) runtime.Runtime
 }
 
 // Run runs every case, each with a harness of its own from newHarness.
@@ -49,6 +60,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"WatchReportsLifecycle", testWatch},
 		{"MissingObject", testMissing},
 		{"LogsOfMissingObject", testLogsMissing},
+		{"ErrorKinds", testErrorKinds},
+		{"HostPaths", testHostPaths},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -66,10 +79,10 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	})
 }
 
+// ctxFor bounds one case by the harness's Timeout (testenv.Context).
 func ctxFor(t *testing.T, h Harness) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), h.Timeout)
-	t.Cleanup(cancel)
-	return ctx
+	t.Helper()
+	return testenv.Context(t, h.Timeout)
 }
 
 // createStarted creates and starts inst as a worker does, and records the
