@@ -87,6 +87,7 @@ type Store interface {
 	TemplateStore
 	BindLedgerStore
 	IdempotencyStore
+	WebhookStore
 }
 
 // BindLedgerStore keeps the bind ledger (container.BindLedger): one
