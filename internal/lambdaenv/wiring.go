@@ -24,6 +24,7 @@ import (
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/dynamostore"
+	"github.com/berth-io/berth/internal/webhook"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -129,7 +130,20 @@ func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf
 		Groups:        manager.GroupPoliciesFrom(cfg.Container),
 		Nodes:         Nodes(cfg),
 		NodesKnown:    true,
+		Webhooks:      WebhookGuard(cfg),
 	}
+}
+
+// WebhookGuard is the address policy of webhook receivers from
+// webhooks.allowed_networks. Load has checked every CIDR; were one wrong
+// anyway, the guard allows no private network at all, which refuses more,
+// never less.
+func WebhookGuard(cfg *config.Config) webhook.Guard {
+	g, err := webhook.NewGuard(cfg.Webhooks.AllowedNetworks)
+	if err != nil {
+		return webhook.Guard{}
+	}
+	return g
 }
 
 // Nodes are the configuration's Docker hosts and Kubernetes clusters, which

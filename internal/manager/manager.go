@@ -19,6 +19,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/webhook"
 )
 
 // Options configure a Manager.
@@ -61,6 +62,9 @@ type Options struct {
 	// the manager commits (the local server wakes its outbox watcher with
 	// it). It must not block.
 	OnCommit func(store.Commit)
+	// Webhooks is the address policy of webhook receivers
+	// (webhooks.allowed_networks); the zero value allows public ones only.
+	Webhooks webhook.Guard
 }
 
 // DefaultWaitPoll is Options.WaitPoll's default.
@@ -85,6 +89,8 @@ type Manager struct {
 	templates templateCache
 	// ledger caches the bind ledger (bindledger.go).
 	ledger ledgerCache
+	// webhooks is Options.Webhooks.
+	webhooks webhook.Guard
 }
 
 // New returns a Manager.
@@ -100,7 +106,7 @@ func New(o Options) *Manager {
 	m := &Manager{
 		changes: ch, store: hooked, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
-		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown,
+		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks,
 	}
 	if m.now == nil {
 		m.now = time.Now
