@@ -58,3 +58,24 @@ type WebhookSet struct {
 	Version int64     `json:"version"`
 	Items   []Webhook `json:"items"`
 }
+
+// OpDeliver delivers one status change to one webhook subscription. Its
+// outbox item (with Delivery set) is written in the same transaction as
+// the change it reports.
+const OpDeliver Op = "deliver"
+
+// Delivery is what an OpDeliver outbox item reports: one status change of
+// one instance, for one subscription.
+type Delivery struct {
+	WebhookID string     `json:"webhook_id"`
+	From      fsm.Status `json:"from"`
+	To        fsm.Status `json:"to"`
+	Reason    string     `json:"reason,omitempty"`
+	// Seq is the sequence number of the change's event (the instance's
+	// event_seq after the change): per instance, it orders the changes
+	// and tells a duplicate apart. The store sets it.
+	Seq int64 `json:"seq"`
+	// Instance is the instance as the change left it, as the API shows
+	// it; the store sets it.
+	Instance *Instance `json:"instance,omitempty"`
+}

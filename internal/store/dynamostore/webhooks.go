@@ -135,3 +135,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 		return store.RemoveWebhook(set, id)
 	})
 }
+
+// roleDelivery names a transition's webhook delivery items
+// (store.TransitionParams.Deliveries) in its transaction.
+const roleDelivery = "delivery"

@@ -139,6 +139,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"Webhooks", testWebhooks},
 		{"WebhookLimits", testWebhookLimits},
 		{"WebhooksRace", testWebhooksRace},
+		{"TransitionWritesDeliveries", testTransitionDeliveries},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -169,3 +169,59 @@ func testWebhooksRace(t *testing.T, s store.Store, _ *Clock) {
 		t.Errorf("after racing writes the store holds %v; want exactly the new %v", got, want)
 	}
 }
+
+// testTransitionDeliveries: a transition's webhook deliveries are written
+// with it, each carrying the change's event number and the instance as the
+// write left it; a transition that does not commit writes none.
+func testTransitionDeliveries(t *testing.T, s store.Store, c *Clock) {
+	ctx := context.Background()
+	inst := mustCreate(t, s, NewCreate(c, "alice"))
+	deliveries := func(ids ...string) []container.OutboxItem {
+		out := make([]container.OutboxItem, len(ids))
+		for i, id := range ids {
+			out[i] = container.OutboxItem{ID: id, Op: container.OpDeliver,
+				Delivery: &container.Delivery{WebhookID: "wh-" + id, From: fsm.Pending, To: fsm.Creating, Reason: "because"}}
+		}
+		return out
+	}
+	// A lost race writes nothing.
+	stale := store.TransitionParams{ID: inst.ID, ExpectVersion: inst.Version + 7, From: fsm.Pending, To: fsm.Creating,
+		Event: &container.Event{Type: "ContainerCreating", From: fsm.Pending, To: fsm.Creating}, Deliveries: deliveries(newID())}
+	if _, err := s.Transition(ctx, stale); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale transition = %v; want ErrConflict", err)
+	}
+	if _, err := s.GetOutbox(ctx, stale.Deliveries[0].ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the stale transition's delivery was written: %v", err)
+	}
+	ids := []string{newID(), newID()}
+	next, err := s.Transition(ctx, store.TransitionParams{ID: inst.ID, ExpectVersion: inst.Version, From: fsm.Pending, To: fsm.Creating,
+		Event: &container.Event{Type: "ContainerCreating", From: fsm.Pending, To: fsm.Creating}, Deliveries: deliveries(ids...)})
+	if err != nil {
+		t.Fatalf("Transition with deliveries: %v", err)
+	}
+	for _, id := range ids {
+		ob, err := s.GetOutbox(ctx, id)
+		if err != nil {
+			t.Fatalf("delivery %s: %v", id, err)
+		}
+		d := ob.Delivery
+		switch {
+		case ob.Op != container.OpDeliver || ob.State != container.OutboxPending || ob.InstanceID != inst.ID || ob.InstanceVersion != next.Version:
+			t.Errorf("delivery item = %+v; want a pending deliver item for %s@%d", ob, inst.ID, next.Version)
+		case d == nil || d.WebhookID != "wh-"+id || d.From != fsm.Pending || d.To != fsm.Creating || d.Reason != "because":
+			t.Errorf("delivery = %+v", d)
+		case d.Seq != 2 || d.Seq != next.EventSeq:
+			t.Errorf("delivery seq = %d; want the change's event, %d", d.Seq, next.EventSeq)
+		case d.Instance == nil || d.Instance.Status != fsm.Creating || d.Instance.Version != next.Version || d.Instance.Owner != "alice":
+			t.Errorf("delivery instance = %+v; want it as the write left it", d.Instance)
+		}
+	}
+	// An id taken makes the whole transition fail.
+	if _, err := s.Transition(ctx, store.TransitionParams{ID: inst.ID, ExpectVersion: next.Version, From: fsm.Creating, To: fsm.Running,
+		Deliveries: deliveries(ids[0])}); !errors.Is(err, store.ErrAlreadyExists) {
+		t.Fatalf("transition reusing a delivery id = %v; want ErrAlreadyExists", err)
+	}
+	if got := mustGet(t, s, inst.ID); got.Version != next.Version || got.Status != fsm.Creating {
+		t.Errorf("the failed transition changed the instance: %s@%d", got.Status, got.Version)
+	}
+}
