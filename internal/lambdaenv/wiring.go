@@ -169,6 +169,7 @@ func WorkerOptions(cfg *config.Config, m *manager.Manager, st store.Store, rts *
 		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
 		MaxAttempts: cfg.Container.MaxAttempts, UnavailableRetryFor: cfg.Container.UnavailableRetryFor,
 		Metrics: emf, Logger: logger,
+		Webhooks: &webhook.Deliverer{Subscriptions: st, Guard: WebhookGuard(cfg)},
 	}
 }
 

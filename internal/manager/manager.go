@@ -91,6 +91,8 @@ type Manager struct {
 	ledger ledgerCache
 	// webhooks is Options.Webhooks.
 	webhooks webhook.Guard
+	// hooks caches the webhook subscriptions (notify.go).
+	hooks webhookCache
 }
 
 // New returns a Manager.
@@ -111,6 +113,9 @@ func New(o Options) *Manager {
 	if m.now == nil {
 		m.now = time.Now
 	}
+	// Every status change written through the manager reports itself to
+	// the subscriptions it matches (notify.go).
+	m.store = notifying{Store: hooked, m: m}
 	if m.log == nil {
 		m.log = slog.Default()
 	}

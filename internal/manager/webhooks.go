@@ -78,6 +78,7 @@ func (m *Manager) CreateWebhook(ctx context.Context, c identity.Caller, req Webh
 	if err != nil {
 		return container.Webhook{}, fmt.Errorf("creating webhook: %w", err)
 	}
+	m.hooks.invalidate()
 	m.log.InfoContext(ctx, "webhook subscribed", "webhook_id", w.ID, "user", c.User, "all_owners", w.AllOwners, "url", w.URL)
 	return w, nil
 }
@@ -118,6 +119,7 @@ func (m *Manager) DeleteWebhook(ctx context.Context, c identity.Caller, id strin
 	if err := m.store.DeleteWebhook(ctx, id); err != nil {
 		return fmt.Errorf("deleting webhook %s: %w", id, err)
 	}
+	m.hooks.invalidate()
 	m.log.InfoContext(ctx, "webhook deleted", "webhook_id", id, "user", c.User)
 	return nil
 }

@@ -93,6 +93,9 @@ func PrepareOutbox(ob container.OutboxItem, inst container.Instance, now time.Ti
 		d := *ob.Delivery
 		snap := inst.Clone()
 		d.Seq, d.Instance = inst.EventSeq, &snap
+		if d.Reason == "" {
+			d.Reason = inst.StatusReason
+		}
 		ob.Delivery = &d
 	}
 	return ob, nil
