@@ -130,4 +130,3 @@ func (d *Deliverer) Deliver(ctx context.Context, item container.OutboxItem) erro
 	}
 	return nil
 }
-
