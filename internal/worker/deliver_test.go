@@ -97,7 +97,7 @@ func deliveriesOf(t *testing.T, s store.Store, instanceID string) []container.Ou
 	return out
 }
 
-func deliveryOf(t *testing.T, it container.OutboxItem) queue.Delivery {
+func deliveryOf(t testing.TB, it container.OutboxItem) queue.Delivery {
 	t.Helper()
 	body, err := outbox.FromItem(it).Encode()
 	if err != nil {
