@@ -186,7 +186,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	visibility := max(cfg.Queue.VisibilityTimeout, cfg.Container.CreateStartTimeout+time.Minute)
 	s.queues = map[outbox.QueueName]*memqueue.Queue{}
 	queues := map[outbox.QueueName]queue.Queue{}
-	for _, name := range []outbox.QueueName{outbox.CreateQueue, outbox.LifecycleQueue} {
+	for _, name := range []outbox.QueueName{outbox.CreateQueue, outbox.LifecycleQueue, outbox.NotifyQueue} {
 		q := memqueue.New(memqueue.Options{Name: string(name), VisibilityTimeout: visibility, MaxReceives: cfg.Container.MaxAttempts})
 		s.queues[name] = q
 		queues[name] = q
@@ -331,6 +331,9 @@ func (s *server) run(ctx context.Context) error {
 	// message never waits for a slot while invisible to others.
 	consume(s.queues[outbox.CreateQueue], s.cfg.Container.CreateQueueMaxConcurrency)
 	consume(s.queues[outbox.LifecycleQueue], 8)
+	// Webhook deliveries: each waits for its receiver at most
+	// webhook.DefaultTimeout, so slow receivers take these consumers only.
+	consume(s.queues[outbox.NotifyQueue], notifyConsumers)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.http.Serve(s.listener) }()

@@ -230,7 +230,11 @@ var scenario = []step{
 	{fixture: "healthz", want: 200}, // an admin's
 	{fixture: "list-bind-ledger", want: 200},
 	{fixture: "retire-bind-ledger", want: 404}, // no such entry
-	{fixture: "create", want: 422},             // no such template yet
+	{fixture: "create-webhook", want: 201},
+	{fixture: "list-webhooks", want: 200},
+	{fixture: "get-webhook", want: 404},    // the fixture's id is no subscription
+	{fixture: "delete-webhook", want: 404}, // nor here
+	{fixture: "create", want: 422},         // no such template yet
 	{fixture: "put-template", want: 201},
 	{fixture: "put-template", want: 200},
 	{fixture: "put-template-not-admin", want: 403}, // without the admin group

@@ -17,6 +17,7 @@ type Config struct {
 	Kubernetes Kubernetes `yaml:"kubernetes"`
 	Queue      Queue      `yaml:"queue"`
 	Secrets    Secrets    `yaml:"secrets"`
+	Webhooks   Webhooks   `yaml:"webhooks"`
 }
 
 // Container is the `container:` section. The first eight keys keep the
@@ -355,6 +356,7 @@ func defaults() *Config {
 			Backend:           QueueMemory,
 			VisibilityTimeout: 30 * time.Second,
 		},
+		Webhooks: Webhooks{AllowedNetworks: []string{}},
 		Secrets: Secrets{
 			Source:    SecretsNone,
 			EnvPrefix: DefaultSecretEnvPrefix,

@@ -97,6 +97,15 @@ var companions = map[string]map[string]string{
 	},
 }
 
+// sliceValues are valid variable values of list keys whose items are not
+// runtime names, with the list each decodes to.
+var sliceValues = map[string]struct {
+	raw  string
+	want []string
+}{
+	"webhooks.allowed_networks": {"127.0.0.0/8, fd00::/8,", []string{"127.0.0.0/8", "fd00::/8"}},
+}
+
 // TestEnvOverrides sets each variable alone, with a valid value that
 // differs from the default, and checks that it lands in its key.
 func TestEnvOverrides(t *testing.T) {
@@ -146,6 +155,9 @@ func overrideFor(t *testing.T, key string, def reflect.Value) (string, any) {
 		}
 		return s, reflect.ValueOf(s).Convert(def.Type()).Interface()
 	case def.Kind() == reflect.Slice:
+		if raw, ok := sliceValues[key]; ok {
+			return raw.raw, raw.want
+		}
 		return "docker, kubernetes,", []string{"docker", "kubernetes"}
 	}
 	t.Fatalf("%s: no test value for type %s", key, def.Type())

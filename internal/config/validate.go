@@ -93,6 +93,7 @@ func validate(cfg *Config, src *sources) []error {
 	c.docker(&cfg.Docker)
 	c.kubernetes(&cfg.Kubernetes)
 	c.queue(&cfg.Queue)
+	c.webhooks(&cfg.Webhooks)
 	return c.errs
 }
 

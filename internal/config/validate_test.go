@@ -331,3 +331,27 @@ func TestValidHostsPass(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestWebhooksAllowedNetworks(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		ok   bool
+	}{
+		{"", true},
+		{"webhooks:\n  allowed_networks: [127.0.0.0/8, \"fd00::/8\"]\n", true},
+		{"webhooks:\n  allowed_networks: [127.0.0.1]\n", false},
+		{"webhooks:\n  allowed_networks: [localhost/8]\n", false},
+	} {
+		cfg, err := LoadData("config.yml", []byte(tc.file), func(string) (string, bool) { return "", false })
+		if tc.ok != (err == nil) {
+			t.Errorf("Load(%q) = %v; want ok=%v", tc.file, err, tc.ok)
+			continue
+		}
+		if err != nil && !strings.Contains(err.Error(), "webhooks.allowed_networks[0]") {
+			t.Errorf("Load(%q) = %v; want it to name webhooks.allowed_networks[0]", tc.file, err)
+		}
+		if err == nil && tc.file == "" && len(cfg.Webhooks.AllowedNetworks) != 0 {
+			t.Errorf("default webhooks.allowed_networks = %v; want none", cfg.Webhooks.AllowedNetworks)
+		}
+	}
+}

@@ -30,9 +30,10 @@ const (
 	OpGroupDelete   Op = "group_delete"
 )
 
-// Ops are every operation a worker carries out: the four and the cleanups.
+// Ops are every operation a worker carries out: the four, the cleanups
+// and webhook deliveries.
 func Ops() []Op {
-	return []Op{OpCreate, OpStart, OpStop, OpDelete, OpCleanupStop, OpCleanupDelete, OpGroupStop, OpGroupDelete}
+	return []Op{OpCreate, OpStart, OpStop, OpDelete, OpCleanupStop, OpCleanupDelete, OpGroupStop, OpGroupDelete, OpDeliver}
 }
 
 // Valid reports whether op is one of the four operations or a cleanup.
@@ -77,4 +78,6 @@ type OutboxItem struct {
 	CreatedAt       time.Time   `json:"created_at"`
 	UpdatedAt       time.Time   `json:"updated_at"`
 	DispatchedAt    *time.Time  `json:"dispatched_at,omitempty"`
+	// Delivery is set on OpDeliver items only: the change to deliver.
+	Delivery *Delivery `json:"delivery,omitempty"`
 }

@@ -130,6 +130,8 @@ func New(o Options) http.Handler {
 	h.route("/api/templates/{name}", map[string]apiFunc{"GET": h.getTemplate, "PUT": h.putTemplate, "DELETE": h.deleteTemplate})
 	h.route("/api/bind-ledger", map[string]apiFunc{"GET": h.getBindLedger})
 	h.route("/api/bind-ledger/{id}", map[string]apiFunc{"DELETE": h.retireBindEntry})
+	h.route("/api/webhooks", map[string]apiFunc{"GET": h.listWebhooks, "POST": h.createWebhook})
+	h.route("/api/webhooks/{id}", map[string]apiFunc{"GET": h.getWebhook, "DELETE": h.deleteWebhook})
 	h.public(OpenAPIPath, map[string]http.HandlerFunc{"GET": h.openAPI})
 	h.probe("/livez", h.livez)
 	if h.health != nil {

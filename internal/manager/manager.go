@@ -20,6 +20,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/webhook"
 )
 
 // Options configure a Manager.
@@ -63,6 +64,9 @@ type Options struct {
 	// the manager commits (the local server wakes its outbox watcher with
 	// it). It must not block.
 	OnCommit func(store.Commit)
+	// Webhooks is the address policy of webhook receivers
+	// (webhooks.allowed_networks); the zero value allows public ones only.
+	Webhooks webhook.Guard
 }
 
 // DefaultWaitPoll is Options.WaitPoll's default.
@@ -87,6 +91,10 @@ type Manager struct {
 	templates templateCache
 	// ledger caches the bind ledger (bindledger.go).
 	ledger ledgerCache
+	// webhooks is Options.Webhooks.
+	webhooks webhook.Guard
+	// hooks caches the webhook subscriptions (notify.go).
+	hooks webhookCache
 }
 
 // New returns a Manager.
@@ -102,11 +110,14 @@ func New(o Options) *Manager {
 	m := &Manager{
 		changes: ch, store: hooked, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
-		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown,
+		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks,
 	}
 	if m.now == nil {
 		m.now = time.Now
 	}
+	// Every status change written through the manager reports itself to
+	// the subscriptions it matches (notify.go).
+	m.store = notifying{Store: hooked, m: m}
 	if m.log == nil {
 		m.log = slog.Default()
 	}

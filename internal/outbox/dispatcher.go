@@ -131,6 +131,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, items []container.OutboxItem)
 			continue
 		}
 		name := QueueFor(it.Op)
+		if name == NotifyQueue && d.Queues[name] == nil {
+			name = LifecycleQueue
+		}
 		if d.Queues[name] == nil {
 			failed[it.ID] = fmt.Errorf("%w: %s (outbox item %s)", ErrNoQueue, name, it.ID)
 			continue

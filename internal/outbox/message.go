@@ -107,17 +107,23 @@ func Decode(body []byte) (Message, error) {
 // QueueFor names the queue an operation goes to: creates are limited by
 // the create workers' concurrency, lifecycle operations never wait behind them.
 func QueueFor(op container.Op) QueueName {
-	if op == container.OpCreate {
+	switch op {
+	case container.OpCreate:
 		return CreateQueue
+	case container.OpDeliver:
+		return NotifyQueue
 	}
 	return LifecycleQueue
 }
 
-// QueueName is one of berth's two work queues.
+// QueueName is one of berth's work queues.
 type QueueName string
 
-// The two queues.
+// The queues. NotifyQueue carries webhook deliveries, so that slow
+// receivers never hold up a container's stop; a dispatcher without one
+// (a stack that has none) sends them to LifecycleQueue.
 const (
 	CreateQueue    QueueName = "create"
 	LifecycleQueue QueueName = "lifecycle"
+	NotifyQueue    QueueName = "notify"
 )

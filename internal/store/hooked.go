@@ -38,7 +38,7 @@ func (s Hooked) CreateInstance(ctx context.Context, p CreateParams) (container.I
 func (s Hooked) Transition(ctx context.Context, p TransitionParams) (container.Instance, error) {
 	in, err := s.Store.Transition(ctx, p)
 	if err == nil {
-		s.OnCommit(Commit{InstanceID: p.ID, Outbox: p.Outbox != nil})
+		s.OnCommit(Commit{InstanceID: p.ID, Outbox: p.Outbox != nil || len(p.Deliveries) > 0})
 	}
 	return in, err
 }

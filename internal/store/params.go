@@ -87,6 +87,17 @@ func PrepareOutbox(ob container.OutboxItem, inst container.Instance, now time.Ti
 	if ob.UpdatedAt.IsZero() {
 		ob.UpdatedAt = ob.CreatedAt
 	}
+	if ob.Delivery != nil {
+		// The change as this write leaves the instance: its event's
+		// number and the instance as the API shows it.
+		d := *ob.Delivery
+		snap := inst.Clone()
+		d.Seq, d.Instance = inst.EventSeq, &snap
+		if d.Reason == "" {
+			d.Reason = inst.StatusReason
+		}
+		ob.Delivery = &d
+	}
 	return ob, nil
 }
 

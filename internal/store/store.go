@@ -87,6 +87,7 @@ type Store interface {
 	TemplateStore
 	BindLedgerStore
 	IdempotencyStore
+	WebhookStore
 }
 
 // BindLedgerStore keeps the bind ledger (container.BindLedger): one
@@ -153,6 +154,10 @@ type TransitionParams struct {
 	// CompleteOutboxID, if set, marks that outbox item done in the same
 	// transaction, so a worker's last step and its bookkeeping commit together.
 	CompleteOutboxID string
+	// Deliveries are webhook deliveries (OpDeliver items) of this change,
+	// written in the same transaction; PrepareOutbox fills in each one's
+	// instance and sequence number.
+	Deliveries []container.OutboxItem
 }
 
 // DeleteParams removes an instance.

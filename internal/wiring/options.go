@@ -25,6 +25,7 @@ import (
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/dynamostore"
+	"github.com/berth-io/berth/internal/webhook"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -224,7 +225,20 @@ func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf
 		Groups:        manager.GroupPoliciesFrom(cfg.Container),
 		Nodes:         Nodes(cfg),
 		NodesKnown:    true,
+		Webhooks:      WebhookGuard(cfg),
 	}
+}
+
+// WebhookGuard is the address policy of webhook receivers from
+// webhooks.allowed_networks. Load has checked every CIDR; were one wrong
+// anyway, the guard allows no private network at all, which refuses more,
+// never less.
+func WebhookGuard(cfg *config.Config) webhook.Guard {
+	g, err := webhook.NewGuard(cfg.Webhooks.AllowedNetworks)
+	if err != nil {
+		return webhook.Guard{}
+	}
+	return g
 }
 
 // Nodes are the configuration's Docker hosts and Kubernetes clusters, which
@@ -250,6 +264,7 @@ func WorkerOptions(cfg *config.Config, m *manager.Manager, st store.Store, rts *
 		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
 		MaxAttempts: cfg.Container.MaxAttempts, UnavailableRetryFor: cfg.Container.UnavailableRetryFor,
 		Metrics: emf, Logger: logger,
+		Webhooks: &webhook.Deliverer{Subscriptions: st, Guard: WebhookGuard(cfg)},
 	}
 }
 

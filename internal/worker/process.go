@@ -76,6 +76,9 @@ func (w *Worker) Process(ctx context.Context, d queue.Delivery) Result {
 		return ack("stale: outbox item " + string(item.State))
 	}
 
+	if msg.Op == container.OpDeliver {
+		return w.processDelivery(ctx, log, msg, d, item)
+	}
 	start := w.now()
 	switch msg.Op {
 	case container.OpCreate:

@@ -98,6 +98,12 @@ type Options struct {
 	Metrics *metrics.Emitter
 	Logger  *slog.Logger
 	Clock   func() time.Time
+	// Webhooks delivers webhook deliveries (deliver.go); nil fails their
+	// attempts.
+	Webhooks Deliverer
+	// DeliveryRetryFor bounds how long a delivery is retried. Defaults to
+	// DefaultDeliveryRetryFor.
+	DeliveryRetryFor time.Duration
 }
 
 // Defaults of Options that are the worker's own.
@@ -128,6 +134,8 @@ type Worker struct {
 	log         *slog.Logger
 	now         func() time.Time
 	secrets     SecretSource
+	deliverer   Deliverer
+	deliverFor  time.Duration
 }
 
 // New returns a Worker. It panics without a Manager or a Store: a worker
@@ -140,7 +148,10 @@ func New(o Options) *Worker {
 		m: o.Manager, store: o.Store, rt: o.Runtimes, slots: o.CreateSlots,
 		timeout: o.CreateStartTimeout, grace: o.StopGrace, maxAttempts: o.MaxAttempts,
 		unavailFor: o.UnavailableRetryFor, backoff: o.Backoff, poll: o.StablePoll, metrics: o.Metrics, log: o.Logger, now: o.Clock,
-		secrets: o.Secrets,
+		secrets: o.Secrets, deliverer: o.Webhooks, deliverFor: o.DeliveryRetryFor,
+	}
+	if w.deliverFor <= 0 {
+		w.deliverFor = DefaultDeliveryRetryFor
 	}
 	if w.timeout <= 0 {
 		w.timeout = config.DefaultCreateStartTimeout

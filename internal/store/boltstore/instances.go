@@ -128,6 +128,15 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 				return err
 			}
 		}
+		for _, d := range p.Deliveries {
+			ob, err := store.PrepareOutbox(d, next, now)
+			if err != nil {
+				return err
+			}
+			if err := putNewOutbox(tx, ob, now); err != nil {
+				return err
+			}
+		}
 		if p.CompleteOutboxID != "" {
 			if err := completeOutbox(tx, p.CompleteOutboxID, now); err != nil {
 				return err

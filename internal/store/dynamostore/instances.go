@@ -232,6 +232,17 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 			}
 			t.put(roleOutbox, s.outbox, obAV, notExists(AttrID))
 		}
+		for _, d := range p.Deliveries {
+			ob, err := store.PrepareOutbox(d, next, now)
+			if err != nil {
+				return container.Instance{}, fmt.Errorf("dynamostore: %s %q: %w", op, p.ID, err)
+			}
+			obAV, err := marshalOutbox(ob)
+			if err != nil {
+				return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+			}
+			t.put(roleDelivery, s.outbox, obAV, notExists(AttrID))
+		}
 		if d := slotDelta(p.From, p.To); d != 0 {
 			t.update(roleCounter, s.counters, counterKey(shard), admissionAdd(d))
 		}
@@ -248,6 +259,8 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 			return unmarshalInstance(instAV)
 		case out.failed[roleOutbox]:
 			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.outbox, p.Outbox.ID)
+		case out.failed[roleDelivery]:
+			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.outbox, "delivery")
 		case out.failed[roleComplete] || out.failed[roleInstance] || out.failed[roleEvent] || out.conflict:
 			if out.failed[roleComplete] {
 				// The item to complete is gone (expired or never

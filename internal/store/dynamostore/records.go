@@ -203,6 +203,8 @@ type outboxItem struct {
 	Undispatched    string `dynamodbav:"undispatched,omitempty"`
 	CreatedKey      string `dynamodbav:"created_key"`
 	ExpiresAt       int64  `dynamodbav:"expires_at,omitempty"`
+	// Delivery is an OpDeliver item's change, as JSON.
+	Delivery string `dynamodbav:"delivery,omitempty"`
 }
 
 // createdKey is the undispatched index sort key: oldest first, ties broken
@@ -220,6 +222,13 @@ func marshalOutbox(o container.OutboxItem) (map[string]types.AttributeValue, err
 		it.Undispatched = undispatchedKey(o.ID)
 	}
 	it.ExpiresAt = ttl(store.OutboxExpiresAt(o))
+	if o.Delivery != nil {
+		doc, err := json.Marshal(o.Delivery)
+		if err != nil {
+			return nil, fmt.Errorf("encode outbox item %q delivery: %w", o.ID, err)
+		}
+		it.Delivery = string(doc)
+	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return nil, fmt.Errorf("encode outbox item %q: %w", o.ID, err)
@@ -253,6 +262,12 @@ func unmarshalOutbox(av map[string]types.AttributeValue) (container.OutboxItem, 
 	}
 	if o.DispatchedAt, err = parseTimePtr(it.DispatchedAt); err != nil {
 		return o, fmt.Errorf("decode outbox item %q dispatched_at: %w", it.ID, err)
+	}
+	if it.Delivery != "" {
+		o.Delivery = &container.Delivery{}
+		if err := json.Unmarshal([]byte(it.Delivery), o.Delivery); err != nil {
+			return o, fmt.Errorf("decode outbox item %q delivery: %w", it.ID, err)
+		}
 	}
 	return o, nil
 }

@@ -136,6 +136,10 @@ func Run(t *testing.T, newStore Factory) {
 		{"ListLimitsAndBadCursors", testListLimitsAndBadCursors},
 		{"CompleteUnknownOutbox", testCompleteUnknownOutbox},
 		{"DeletedIDNotReused", testDeletedIDNotReused},
+		{"Webhooks", testWebhooks},
+		{"WebhookLimits", testWebhookLimits},
+		{"WebhooksRace", testWebhooksRace},
+		{"TransitionWritesDeliveries", testTransitionDeliveries},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

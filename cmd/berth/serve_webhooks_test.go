@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/webhook"
+)
+
+// hookReceiver is a real receiver: it verifies every request with the
+// Standard Webhooks reference library, answers 503 while down, and keeps
+// what it took.
+type hookReceiver struct {
+	t      *testing.T
+	srv    *httptest.Server
+	secret atomic.Value
+	down   atomic.Bool
+	// refused counts the requests answered 503 while down.
+	refused atomic.Int32
+	mu      sync.Mutex
+	// byKey: instance id and seq → the webhook-ids that carried it.
+	byKey    map[hookKey][]string
+	payloads map[hookKey]webhook.Change
+	requests int
+	changed  chan struct{}
+}
+
+type hookKey struct {
+	instance string
+	seq      int64
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	r := &hookReceiver{t: t, byKey: map[hookKey][]string{}, payloads: map[hookKey]webhook.Change{}, changed: make(chan struct{}, 1)}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		if r.down.Load() {
+			r.refused.Add(1)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			select {
+			case r.changed <- struct{}{}:
+			default:
+			}
+			return
+		}
+		v, err := standardwebhooks.NewWebhook(r.secret.Load().(string))
+		if err == nil {
+			err = v.Verify(body, req.Header)
+		}
+		if err != nil {
+			t.Errorf("receiver: signature refused: %v", err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		var p webhook.Payload
+		if err := json.Unmarshal(body, &p); err != nil {
+			t.Errorf("receiver: %v: %s", err, body)
+		}
+		k := hookKey{p.Data.Instance.ID, p.Data.Seq}
+		r.mu.Lock()
+		r.byKey[k] = append(r.byKey[k], req.Header.Get(webhook.HeaderID))
+		r.payloads[k] = p.Data
+		r.requests++
+		r.mu.Unlock()
+		select {
+		case r.changed <- struct{}{}:
+		default:
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// TestServeWebhooksAtLeastOnce: through `berth serve`, every status change
+// of every instance reaches a real receiver, signed (checked by the
+// reference library), across a receiver outage and a kill -9 of the
+// server while deliveries are in flight: none is lost, each carries its
+// event's seq (the order is restorable), and the duplicates of one change
+// share one webhook-id.
+func TestServeWebhooksAtLeastOnce(t *testing.T) {
+	e := newServeEnv(t, serveOptions{extra: "\nwebhooks:\n  allowed_networks: [127.0.0.0/8]\n"})
+	e.start()
+	e.putTemplates()
+	rcv := newHookReceiver(t)
+	var sub struct {
+		ID     string `json:"id"`
+		Secret string `json:"secret"`
+	}
+	r := e.must(e.call("POST", "/api/webhooks", aliceToken, map[string]any{"url": rcv.srv.URL + "/hooks"}), http.StatusCreated)
+	if err := json.Unmarshal(r.body, &sub); err != nil {
+		t.Fatal(err)
+	}
+	rcv.secret.Store(sub.Secret)
+	// A refused receiver stays refused with the allowed network set.
+	e.must(e.call("POST", "/api/webhooks", aliceToken, map[string]any{"url": "http://169.254.169.254/"}), http.StatusUnprocessableEntity)
+
+	// The receiver is down while the instances change.
+	rcv.down.Store(true)
+	var ids []string
+	for _, tpl := range []string{"ok", "ok", "bad", "sleeper"} {
+		ids = append(ids, e.create(tpl).ID)
+	}
+	e.waitFor(ids[0], fsm.Stopped, 90*time.Second)
+	e.waitFor(ids[2], fsm.Failed, 90*time.Second)
+	e.waitFor(ids[3], fsm.Running, 90*time.Second)
+	e.must(e.call("POST", "/api/containers/"+ids[3]+"/stop", aliceToken, nil), http.StatusAccepted)
+	e.waitFor(ids[3], fsm.Stopped, 90*time.Second)
+	// The outage lasts until the receiver refused at least one attempt of
+	// every instance's changes (and retries are backing off).
+	outage := time.After(90 * time.Second)
+	for rcv.refused.Load() < int32(2*len(ids)) {
+		select {
+		case <-rcv.changed:
+		case <-outage:
+			t.Fatalf("only %d attempts reached the receiver during the outage", rcv.refused.Load())
+		}
+	}
+	rcv.down.Store(false)
+	for len(rcv.changed) > 0 {
+		<-rcv.changed
+	}
+
+	// Kill -9 once the first deliveries arrive, and start again.
+	select {
+	case <-rcv.changed:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no delivery within 90 s of the receiver's return\n%s", tail(e.logs.String(), 4000))
+	}
+	e.kill()
+	e.start()
+
+	// Every status change of every instance, as its history records it.
+	want := map[hookKey]container.Event{}
+	for _, id := range ids {
+		var evs struct{ Items []container.Event }
+		if err := json.Unmarshal(e.must(e.call("GET", "/api/containers/"+id+"/events?limit=100", aliceToken, nil), http.StatusOK).body, &evs); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs.Items {
+			if ev.From != "" && ev.To != "" && ev.From != ev.To {
+				want[hookKey{id, ev.Seq}] = ev
+			}
+		}
+	}
+	missing := func() []hookKey {
+		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
+		var out []hookKey
+		for k := range want {
+			if len(rcv.byKey[k]) == 0 {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	deadline := time.After(3 * time.Minute)
+	for len(missing()) > 0 {
+		select {
+		case <-rcv.changed:
+		case <-time.After(time.Second):
+		case <-deadline:
+			t.Fatalf("changes never delivered: %v\n%s", missing(), tail(e.logs.String(), 4000))
+		}
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	dups := 0
+	for k, ev := range want {
+		got := rcv.byKey[k]
+		if len(slices.Compact(slices.Clone(got))) != 1 {
+			t.Errorf("change %v came with several webhook-ids: %v", k, got)
+		}
+		dups += len(got) - 1
+		if p := rcv.payloads[k]; p.PreviousStatus != ev.From || p.Status != ev.To || p.Instance.ID != k.instance || p.WebhookID != sub.ID {
+			t.Errorf("change %v delivered as %+v; its event is %s → %s", k, p, ev.From, ev.To)
+		}
+	}
+	for k := range rcv.byKey {
+		if _, ok := want[k]; !ok {
+			t.Errorf("delivered %v, which no event records", k)
+		}
+	}
+	t.Logf("%d changes of %d instances delivered in %d requests (%d duplicates)", len(want), len(ids), rcv.requests, dups)
+}

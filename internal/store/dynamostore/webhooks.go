@@ -1,0 +1,141 @@
+package dynamostore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/store"
+)
+
+// webhooksName is the counters item holding every webhook subscription
+// (container.WebhookSet, its JSON in AttrDoc and its version in
+// AttrLedgerVersion): one read gives a status change every subscription,
+// and the item stays far below 400 KB (store.MaxWebhooks). Kept in the
+// counters table, which every function may already read and write, so the
+// stack needs no new table or permission for it.
+const webhooksName = "webhooks"
+
+func webhooksKey() map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrName: strAV(webhooksName)}
+}
+
+// webhookSet reads the set as stored (a zero one when none is).
+func (s *Store) webhookSet(ctx context.Context, op string) (container.WebhookSet, error) {
+	var set container.WebhookSet
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.counters), Key: webhooksKey(), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return set, fail(op, s.counters, webhooksName, err)
+	}
+	if out.Item == nil {
+		return set, nil
+	}
+	doc, ok := out.Item[AttrDoc].(*types.AttributeValueMemberS)
+	if !ok {
+		return set, fmt.Errorf("dynamostore: %s %s: no document", op, s.counters)
+	}
+	if err := json.Unmarshal([]byte(doc.Value), &set); err != nil {
+		return set, fmt.Errorf("dynamostore: %s %s: %w", op, s.counters, err)
+	}
+	return set, nil
+}
+
+// changeWebhooks applies change to the set as read and writes the result
+// conditioned on the version read, reading again after a lost race.
+func (s *Store) changeWebhooks(ctx context.Context, op string, change func(container.WebhookSet) (container.WebhookSet, error)) error {
+	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
+		set, err := s.webhookSet(ctx, op)
+		if err != nil {
+			return err
+		}
+		expect := set.Version
+		next, err := change(set)
+		if err != nil {
+			return fmt.Errorf("dynamostore: %s: %w", op, err)
+		}
+		next.Version = expect + 1
+		doc, err := json.Marshal(next)
+		if err != nil {
+			return fmt.Errorf("dynamostore: %s: encode: %w", op, err)
+		}
+		item := webhooksKey()
+		item[AttrDoc] = strAV(string(doc))
+		item[AttrLedgerVersion] = numAV(next.Version)
+		cond := newExpr()
+		if expect == 0 {
+			cond.condition = "attribute_not_exists(" + cond.n(AttrName) + ")"
+		} else {
+			cond.condition = cond.n(AttrLedgerVersion) + " = " + cond.num(expect)
+		}
+		_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(s.counters), Item: item, ConditionExpression: cond.conditionOrNil(),
+			ExpressionAttributeNames: cond.namesOrNil(), ExpressionAttributeValues: cond.valuesOrNil(),
+		})
+		switch {
+		case err == nil:
+			return nil
+		case !isConditionFailed(err):
+			return fail(op, s.counters, webhooksName, err)
+		}
+		if err := pause(ctx, attempt, errors.New("webhooks changed at version "+strconv.FormatInt(expect, 10))); err != nil {
+			return err
+		}
+	}
+	return errContention(op, s.counters, webhooksName, s.maxAttempts, errors.New("conditional check failed"))
+}
+
+// PutWebhook adds a subscription.
+func (s *Store) PutWebhook(ctx context.Context, w container.Webhook) (container.Webhook, error) {
+	var out container.Webhook
+	err := s.changeWebhooks(ctx, "put webhook "+w.ID, func(set container.WebhookSet) (container.WebhookSet, error) {
+		next, stored, err := store.AddWebhook(set, w, s.now())
+		out = stored
+		return next, err
+	})
+	if err != nil {
+		return container.Webhook{}, err
+	}
+	return out, nil
+}
+
+// GetWebhook returns a subscription or store.ErrNotFound.
+func (s *Store) GetWebhook(ctx context.Context, id string) (container.Webhook, error) {
+	set, err := s.webhookSet(ctx, "get webhook")
+	if err != nil {
+		return container.Webhook{}, err
+	}
+	w, err := store.FindWebhook(set, id)
+	if err != nil {
+		return container.Webhook{}, fmt.Errorf("dynamostore: %w", err)
+	}
+	return w, nil
+}
+
+// ListWebhooks returns owner's subscriptions (every one for "").
+func (s *Store) ListWebhooks(ctx context.Context, owner string) ([]container.Webhook, error) {
+	set, err := s.webhookSet(ctx, "list webhooks")
+	if err != nil {
+		return nil, err
+	}
+	return store.OwnedWebhooks(set, owner), nil
+}
+
+// DeleteWebhook removes a subscription.
+func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
+	return s.changeWebhooks(ctx, "delete webhook "+id, func(set container.WebhookSet) (container.WebhookSet, error) {
+		return store.RemoveWebhook(set, id)
+	})
+}
+
+// roleDelivery names a transition's webhook delivery items
+// (store.TransitionParams.Deliveries) in its transaction.
+const roleDelivery = "delivery"

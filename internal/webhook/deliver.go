@@ -1,0 +1,132 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+)
+
+// EventStatusChanged is the type of every delivery's payload.
+const EventStatusChanged = "container.status_changed"
+
+// Payload is a delivery's JSON body, in the Standard Webhooks shape (type,
+// timestamp, data).
+type Payload struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Data      Change    `json:"data"`
+}
+
+// Change is the status change a delivery reports.
+type Change struct {
+	WebhookID string `json:"webhook_id"`
+	// Instance is the instance as the change left it, as the API shows it.
+	Instance       container.Instance `json:"instance"`
+	PreviousStatus fsm.Status         `json:"previous_status"`
+	Status         fsm.Status         `json:"status"`
+	Reason         string             `json:"reason,omitempty"`
+	// Seq is the change's event number: per instance it increases with
+	// every change, so a receiver restores the order and drops duplicates
+	// (which also share their webhook-id header).
+	Seq int64 `json:"seq"`
+}
+
+// Subscriptions reads subscriptions (store.Store is one).
+type Subscriptions interface {
+	GetWebhook(ctx context.Context, id string) (container.Webhook, error)
+}
+
+// StatusError is a receiver's answer other than 2xx.
+type StatusError struct{ Code int }
+
+func (e *StatusError) Error() string { return "webhook receiver answered " + strconv.Itoa(e.Code) }
+
+// Deliverer POSTs deliveries (container.OpDeliver outbox items) to their
+// subscriptions' receivers, signed with the subscription's secret.
+type Deliverer struct {
+	Subscriptions Subscriptions
+	Guard         Guard
+	// Client defaults to NewClient(Guard, DefaultTimeout); a client given
+	// here must check addresses itself.
+	Client *http.Client
+	// Clock defaults to time.Now.
+	Clock func() time.Time
+}
+
+// Body returns the payload of a delivery item, as JSON.
+func Body(item container.OutboxItem, at time.Time) ([]byte, error) {
+	d := item.Delivery
+	if d == nil || d.Instance == nil {
+		return nil, fmt.Errorf("outbox item %s carries no delivery", item.ID)
+	}
+	return json.Marshal(Payload{Type: EventStatusChanged, Timestamp: at.UTC(), Data: Change{
+		WebhookID: d.WebhookID, Instance: *d.Instance, PreviousStatus: d.From, Status: d.To, Reason: d.Reason, Seq: d.Seq,
+	}})
+}
+
+// Deliver makes one attempt at a delivery: nil when the receiver answered
+// 2xx; an error wrapping the subscription store's not-found error when the
+// subscription is gone (nothing to deliver to); any other error is a
+// failed attempt (refused address, connection, timeout, redirect, non-2xx).
+// The webhook-id is the item's id, the same on every attempt.
+func (d *Deliverer) Deliver(ctx context.Context, item container.OutboxItem) error {
+	if item.Delivery == nil {
+		return fmt.Errorf("outbox item %s carries no delivery", item.ID)
+	}
+	sub, err := d.Subscriptions.GetWebhook(ctx, item.Delivery.WebhookID)
+	if err != nil {
+		return fmt.Errorf("webhook %s: %w", item.Delivery.WebhookID, err)
+	}
+	// Checked again now: the name may resolve elsewhere since the
+	// subscription, or the deployment's allowed networks may have changed.
+	if err := d.Guard.CheckURL(ctx, sub.URL); err != nil {
+		return err
+	}
+	now := time.Now
+	if d.Clock != nil {
+		now = d.Clock
+	}
+	at := now()
+	body, err := Body(item, item.CreatedAt)
+	if err != nil {
+		return err
+	}
+	sig, err := Sign(sub.Secret, item.ID, at, body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("webhook request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "berth-webhooks/1")
+	req.Header.Set(HeaderID, item.ID)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set(HeaderSignature, sig)
+	client := d.Client
+	if client == nil {
+		client = NewClient(d.Guard, DefaultTimeout)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", sub.URL, err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			return fmt.Errorf("POST %s: %w (%d)", sub.URL, ErrRedirect, resp.StatusCode)
+		}
+		return fmt.Errorf("POST %s: %w", sub.URL, &StatusError{Code: resp.StatusCode})
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/outbox"
+	"github.com/berth-io/berth/internal/queue"
+	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/store/storetest"
+	"github.com/berth-io/berth/internal/store/teststores"
+	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/worker"
+)
+
+// receiver is a real HTTP webhook receiver that verifies every request
+// with the Standard Webhooks reference library and answers with code.
+type receiver struct {
+	t      *testing.T
+	srv    *httptest.Server
+	secret atomic.Value // string
+	code   atomic.Int32
+	mu     sync.Mutex
+	got    []received
+}
+
+type received struct {
+	id      string
+	payload webhook.Payload
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{t: t}
+	r.code.Store(http.StatusOK)
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		v, err := standardwebhooks.NewWebhook(r.secret.Load().(string))
+		if err == nil {
+			err = v.Verify(body, req.Header)
+		}
+		if err != nil {
+			t.Errorf("receiver: signature does not verify: %v", err)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var p webhook.Payload
+		if err := json.Unmarshal(body, &p); err != nil {
+			t.Errorf("receiver: body %s: %v", body, err)
+		}
+		r.mu.Lock()
+		r.got = append(r.got, received{id: req.Header.Get(webhook.HeaderID), payload: p})
+		r.mu.Unlock()
+		if c := int(r.code.Load()); c >= 300 && c < 400 {
+			http.Redirect(w, req, "http://169.254.169.254/latest/meta-data/", c)
+			return
+		}
+		w.WriteHeader(int(r.code.Load()))
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) received() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.got...)
+}
+
+// deliveriesOf returns the pending deliver items of an instance.
+func deliveriesOf(t *testing.T, s store.Store, instanceID string) []container.OutboxItem {
+	t.Helper()
+	items, err := s.ListUndispatched(context.Background(), time.Now().Add(time.Hour), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []container.OutboxItem
+	for _, it := range items {
+		if it.Op == container.OpDeliver && it.InstanceID == instanceID {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func deliveryOf(t testing.TB, it container.OutboxItem) queue.Delivery {
+	t.Helper()
+	body, err := outbox.FromItem(it).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return queue.Delivery{MessageID: it.ID, Body: body, ReceiveCount: 1, SentAt: time.Now()}
+}
+
+// TestWebhookDeliveries: a status change written through the manager
+// becomes a signed delivery to each matching subscription; failed attempts
+// (500, a redirect) are re-sent with a delay and the same webhook-id; a
+// duplicate message is acknowledged without a request; past the retry
+// bound the delivery fails; a deleted subscription's delivery is dropped.
+func TestWebhookDeliveries(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		ctx := context.Background()
+		s := b.Open(t, time.Now)
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		guard, err := webhook.NewGuard([]string{"127.0.0.0/8"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := manager.New(manager.Options{Store: s, Runtimes: []string{"docker"}, Logger: quiet, Webhooks: guard})
+		w := worker.New(worker.Options{Manager: m, Store: s, Logger: quiet,
+			Webhooks: &webhook.Deliverer{Subscriptions: s, Guard: guard}, Backoff: func(int) time.Duration { return 3 * time.Second }})
+		rcv := newReceiver(t)
+		sub, err := m.CreateWebhook(ctx, identity.Caller{User: "alice"}, manager.WebhookRequest{URL: rcv.srv.URL + "/hook"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rcv.secret.Store(sub.Secret)
+
+		clock := storetest.NewClock()
+		inst, err := s.CreateInstance(ctx, storetest.NewCreate(clock, "alice"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bobs, err := s.CreateInstance(ctx, storetest.NewCreate(clock, "bob"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		advance := func(id string, to fsm.Status, reason string) {
+			t.Helper()
+			if _, err := m.Advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
+				return &store.TransitionParams{To: to, Update: func(i *container.Instance) { i.StatusReason = reason },
+					Event: &container.Event{Type: "Test", From: cur.Status, To: to, Actor: container.ActorSystem}}, nil
+			}); err != nil {
+				t.Fatalf("advance %s to %s: %v", id, to, err)
+			}
+		}
+		advance(bobs.ID, fsm.Creating, "")
+		if ds := deliveriesOf(t, s, bobs.ID); len(ds) != 0 {
+			t.Fatalf("bob's change was delivered to alice's subscription: %+v", ds)
+		}
+		advance(inst.ID, fsm.Creating, "placing")
+		ds := deliveriesOf(t, s, inst.ID)
+		if len(ds) != 1 {
+			t.Fatalf("deliveries of alice's change = %d; want 1", len(ds))
+		}
+		first := ds[0]
+
+		// 500, then a redirect (to the metadata address, not followed):
+		// each a retry with the same webhook-id, re-sent with a delay.
+		d := deliveryOf(t, first)
+		for _, code := range []int32{http.StatusInternalServerError, http.StatusFound} {
+			rcv.code.Store(code)
+			res := w.Process(ctx, d)
+			if res.Ack || res.Requeue == nil || res.Requeue.Delay != 3*time.Second {
+				t.Fatalf("receiver answering %d: %+v; want a delayed re-send", code, res)
+			}
+			d = queue.Delivery{MessageID: res.Requeue.ID, Body: res.Requeue.Body, ReceiveCount: 1, SentAt: time.Now()}
+		}
+		if it, _ := s.GetOutbox(ctx, first.ID); it.Attempts != 2 || it.LastError == "" {
+			t.Errorf("after two failures the item is %+v; want 2 attempts and the last error", it)
+		}
+		rcv.code.Store(http.StatusNoContent)
+		if res := w.Process(ctx, d); !res.Ack || res.Reason != "done" {
+			t.Fatalf("receiver answering 204: %+v", res)
+		}
+		if res := w.Process(ctx, d); !res.Ack || !strings.HasPrefix(res.Reason, "stale") {
+			t.Fatalf("duplicate message: %+v; want acknowledged as stale", res)
+		}
+		got := rcv.received()
+		if len(got) != 3 {
+			t.Fatalf("receiver got %d requests; want 3 (500, 302, 204)", len(got))
+		}
+		for _, r := range got {
+			p := r.payload
+			if r.id != first.ID || p.Type != webhook.EventStatusChanged || p.Data.Seq != 2 || p.Data.PreviousStatus != fsm.Pending ||
+				p.Data.Status != fsm.Creating || p.Data.Reason != "placing" || p.Data.Instance.ID != inst.ID ||
+				p.Data.Instance.Status != fsm.Creating || p.Data.WebhookID != sub.ID {
+				t.Errorf("request %+v; want webhook-id %s and the pending → creating change, seq 2", r, first.ID)
+			}
+		}
+
+		// Past the retry bound: the delivery fails, with its reason.
+		advance(inst.ID, fsm.Running, "")
+		second := deliveriesOf(t, s, inst.ID)[0]
+		rcv.code.Store(http.StatusServiceUnavailable)
+		msg := outbox.FromItem(second)
+		msg.Unavailable = &outbox.Unavailable{Since: time.Now().Add(-worker.DefaultDeliveryRetryFor - time.Minute), Retries: 40}
+		body, _ := msg.Encode()
+		if res := w.Process(ctx, queue.Delivery{MessageID: "late", Body: body, ReceiveCount: 1}); !res.Ack || !strings.HasPrefix(res.Reason, "failed") {
+			t.Fatalf("past the retry bound: %+v; want failed", res)
+		}
+		if it, _ := s.GetOutbox(ctx, second.ID); it.State != container.OutboxFailed || !strings.Contains(it.LastError, "503") {
+			t.Errorf("given-up delivery = %+v; want failed with the receiver's answer", it)
+		}
+
+		// A deleted subscription's pending delivery is dropped unsent.
+		advance(inst.ID, fsm.StopPending, "")
+		third := deliveriesOf(t, s, inst.ID)[0]
+		if err := m.DeleteWebhook(ctx, identity.Caller{User: "alice"}, sub.ID); err != nil {
+			t.Fatal(err)
+		}
+		before := len(rcv.received())
+		if res := w.Process(ctx, deliveryOf(t, third)); !res.Ack || !strings.Contains(res.Reason, "subscription gone") {
+			t.Fatalf("delivery of a deleted subscription: %+v", res)
+		}
+		if len(rcv.received()) != before {
+			t.Error("a deleted subscription's delivery was sent")
+		}
+		advance(inst.ID, fsm.Stopping, "")
+		if ds := deliveriesOf(t, s, inst.ID); len(ds) != 0 {
+			t.Errorf("a change after the subscription's delete wrote %d deliveries", len(ds))
+		}
+	})
+}
