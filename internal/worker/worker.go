@@ -34,6 +34,10 @@ type Manager interface {
 	// brings with it (an outbox item to write in the same transition, nil
 	// for none) and a note for its status_reason.
 	MemberCleanup(ctx context.Context, inst container.Instance, to fsm.Status, selfExit bool, exitCode *int) (*container.OutboxItem, string)
+	// ClearStaleMembers asks for the delete of the group members that a
+	// create of inst makes stale and returns the ids of those that still
+	// exist (none: the create may go on).
+	ClearStaleMembers(ctx context.Context, inst container.Instance, requestID string) ([]string, error)
 }
 
 var _ Manager = (*manager.Manager)(nil)
