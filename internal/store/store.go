@@ -87,6 +87,7 @@ type Store interface {
 	TemplateStore
 	BindLedgerStore
 	IdempotencyStore
+	DeploymentStore
 }
 
 // BindLedgerStore keeps the bind ledger (container.BindLedger): one
