@@ -100,9 +100,11 @@ func (t *Takeover) Run(ctx context.Context) (int, error) {
 				"members", n, "generation", t.Generation)
 		}
 		d.Settled = true
-		if _, err := t.Store.PutDeployment(ctx, d); errors.Is(err, store.ErrDeploymentChanged) {
-			continue
-		} else if err != nil {
+		_, err = t.Store.PutDeployment(ctx, d)
+		switch {
+		case errors.Is(err, store.ErrDeploymentChanged):
+			continue // another reconciler settled it, or a newer deployment took over
+		case err != nil:
 			return failed, fmt.Errorf("settling deployment %s: %w", t.Generation, err)
 		}
 		return failed, nil
