@@ -29,12 +29,19 @@ const deadlineMargin = 3 * time.Second
 // resumes there.
 type function struct {
 	rc  *reconcile.Reconciler
+	m   *manager.Manager
 	log *slog.Logger
 	// refreshImages, when set, stores every template's image status; it
 	// runs before the first pass that follows a cold start (a deploy, a
 	// scale-out) until it succeeds once.
 	refreshImages func(context.Context) error
 	imagesDone    bool
+	// takeover records this deployment's generation and, when
+	// recover_running_dag_on_start is false, interrupts the groups the last
+	// deployment left running; it runs before the first pass of each
+	// container until it succeeds once.
+	takeover *reconcile.Takeover
+	tookOver bool
 }
 
 // imageRefresher is refresh_image_status_on_start for the function: nil
@@ -75,6 +82,9 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, err
 	}
+	if fn.takeover, err = wiring.Takeover(cfg, e.Store, fn.m, environ, logger); err != nil {
+		return nil, err
+	}
 	var hosts, clusters []string
 	if rts.Docker != nil {
 		fn.refreshImages = imageRefresher(cfg, e.Store, rts.Docker, logger)
@@ -98,7 +108,7 @@ func newFunction(cfg *config.Config, st store.Store, rts []runtime.Runtime, swee
 	if err != nil {
 		return nil, err
 	}
-	return &function{rc: rc, log: logger}, nil
+	return &function{rc: rc, m: m, log: logger}, nil
 }
 
 // SchedulerInput is what template.yaml's ReconcileSchedule invokes the
@@ -142,6 +152,14 @@ func (f *function) handle(ctx context.Context, ev events.EventBridgeEvent) (reco
 	}
 	f.log.InfoContext(ctx, "scheduled reconcile", "event_id", ev.ID, "source", ev.Source, "detail_type", ev.DetailType,
 		"scheduled_at", ev.Time, "resources", ev.Resources)
+	if f.takeover != nil && !f.tookOver {
+		// Before the pass: a member the last deployment left mid-operation
+		// is failed, not re-enqueued by the stuck policy.
+		if _, err := f.takeover.Run(ctx); err != nil {
+			return reconcile.Report{}, err
+		}
+		f.tookOver = true
+	}
 	if f.refreshImages != nil && !f.imagesDone {
 		// Lambda runs one event at a time per container: no lock needed.
 		// A failed refresh is tried again at the next pass; the pass goes on.

@@ -30,10 +30,13 @@ type Container struct {
 	RefreshImageStatusOnStart bool `yaml:"refresh_image_status_on_start"`
 	// RecoverRunningDAGOnStart resumes unfinished groups at start-up; when
 	// false their members that were mid-operation are failed instead (with
-	// DAGNodeCleanupOnFailed).
+	// DAGNodeCleanupOnFailed). On AWS the start-up is a new deployment
+	// generation taking over (the reconciler's first pass of it).
 	RecoverRunningDAGOnStart bool `yaml:"recover_running_dag_on_start"`
-	// CleanupDAGNodeContainersBeforeStart lets a group reset delete every
-	// member; when false a reset is refused (409).
+	// CleanupDAGNodeContainersBeforeStart deletes a new group member's stale
+	// members (same owner, group and name, created before it) before its
+	// container is made, and lets a group reset delete every member; when
+	// false neither happens (a reset is refused, 409).
 	CleanupDAGNodeContainersBeforeStart bool `yaml:"cleanup_dag_node_containers_before_start"`
 	// DeleteContainerOnNodeSuccess deletes a group member that exits 0.
 	DeleteContainerOnNodeSuccess bool `yaml:"delete_container_on_node_success"`

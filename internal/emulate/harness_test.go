@@ -112,6 +112,9 @@ type stack struct {
 
 	mu   sync.Mutex
 	pids map[string][]int
+	// stop ends the emulator (its functions, schedules and queues' pollers),
+	// as the end of the test does; the tables stay.
+	stop func()
 }
 
 // start runs the emulator on the repository's template with DynamoDB Local
@@ -197,16 +200,22 @@ func start(t testing.TB, s setup) *stack {
 			},
 		})
 	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("emulator: %v", err)
+	var stopOnce sync.Once
+	st.stop = func() {
+		stopOnce.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("emulator: %v", err)
+				}
+			case <-time.After(90 * time.Second):
+				t.Errorf("the emulator did not stop within 90s")
 			}
-		case <-time.After(90 * time.Second):
-			t.Errorf("the emulator did not stop within 90s")
-		}
+		})
+	}
+	t.Cleanup(func() {
+		st.stop()
 		if t.Failed() {
 			t.Logf("emulator output (tail):\n%s", tail(st.logs.String(), 12000))
 		}

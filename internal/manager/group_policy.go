@@ -22,7 +22,8 @@ type GroupPolicies struct {
 	// OnFinished is applied to every member by a group finish
 	// (container.dag_node_cleanup_on_dag_finished); empty means none.
 	OnFinished config.CleanupPolicy
-	// ResetAllowed lets a group reset delete every member
+	// ResetAllowed lets a group reset delete every member, and deletes a
+	// new member's stale members before it is created (ClearStaleMembers)
 	// (container.cleanup_dag_node_containers_before_start).
 	ResetAllowed bool
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
@@ -29,6 +30,15 @@ var midOperation = []fsm.Status{fsm.Pending, fsm.Creating, fsm.StartPending, fsm
 // Run it before the outbox is dispatched again, so the cut-off operations
 // find their members failed and let them go.
 func (m *Manager) InterruptGroups(ctx context.Context) (int, error) {
+	return m.InterruptGroupsBefore(ctx, time.Time{})
+}
+
+// InterruptGroupsBefore is InterruptGroups for a deployment that took over
+// at before: only members unchanged since before are failed (a member
+// changed since is the new deployment's own work). A zero before fails
+// every member in the middle of an operation. It is idempotent: a member
+// failed once is no longer in the middle of anything.
+func (m *Manager) InterruptGroupsBefore(ctx context.Context, before time.Time) (int, error) {
 	failed, cursor := 0, ""
 	for {
 		page, err := m.store.ListActive(ctx, cursor, 100)
@@ -36,7 +46,7 @@ func (m *Manager) InterruptGroups(ctx context.Context) (int, error) {
 			return failed, fmt.Errorf("listing active instances: %w", err)
 		}
 		for _, in := range page.Items {
-			ok, err := m.interruptMember(ctx, in)
+			ok, err := m.interruptMember(ctx, in, before)
 			if err != nil {
 				return failed, err
 			}
@@ -51,11 +61,11 @@ func (m *Manager) InterruptGroups(ctx context.Context) (int, error) {
 	}
 }
 
-func (m *Manager) interruptMember(ctx context.Context, in container.Instance) (bool, error) {
+func (m *Manager) interruptMember(ctx context.Context, in container.Instance, before time.Time) (bool, error) {
 	interrupted, from := false, in.Status
 	_, err := m.AdvanceFrom(ctx, in, func(in container.Instance) (*store.TransitionParams, error) {
 		interrupted = false
-		if in.Group == "" || !containsStatus(midOperation, in.Status) {
+		if in.Group == "" || !containsStatus(midOperation, in.Status) || (!before.IsZero() && !in.UpdatedAt.Before(before)) {
 			return nil, nil
 		}
 		interrupted, from = true, in.Status

@@ -88,6 +88,7 @@ type Store interface {
 	BindLedgerStore
 	IdempotencyStore
 	WebhookStore
+	DeploymentStore
 }
 
 // BindLedgerStore keeps the bind ledger (container.BindLedger): one

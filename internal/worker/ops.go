@@ -42,6 +42,9 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if inst.Status != fsm.Pending && inst.Status != fsm.Creating {
 		return stale("instance is %s", inst.Status)
 	}
+	if err := w.clearStale(ctx, log, inst, msg); err != nil {
+		return err
+	}
 	// The slot is held from pending → creating until the container is
 	// stable or the start timeout passes, so that at most CreateSlots
 	// containers start at once on this worker.

@@ -41,6 +41,10 @@ type Manager interface {
 	Fail(ctx context.Context, id string, f manager.Failure) (bool, error)
 	// ApplyCleanup carries out a group policy item on its member.
 	ApplyCleanup(ctx context.Context, c manager.Cleanup, halt manager.Halter) (manager.CleanupStep, fsm.Status, error)
+	// ClearStaleMembers asks for the delete of the group members that a
+	// create of inst makes stale and returns the ids of those that still
+	// exist (none: the create may go on).
+	ClearStaleMembers(ctx context.Context, inst container.Instance, requestID string) ([]string, error)
 }
 
 var _ Manager = (*manager.Manager)(nil)

@@ -108,6 +108,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"CreateChecksTemplate", testCreateChecksTemplate},
 		{"BindLedger", testBindLedger},
 		{"BindLedgerRace", testBindLedgerRace},
+		{"Deployment", testDeployment},
+		{"DeploymentRace", testDeploymentRace},
 		{"TransitionOutboxChecked", testTransitionOutboxChecked},
 		{"Transition", testTransition},
 		{"TransitionErrors", testTransitionErrors},
