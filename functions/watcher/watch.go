@@ -53,9 +53,9 @@ type function struct {
 type Report struct {
 	// Since is where the Docker streams began: one invocation's length
 	// before Start, so that a watcher that died is made up for.
-	Since time.Time `json:"since"`
-	Start time.Time `json:"start"`
-	Until time.Time `json:"until"`
+	Since time.Time    `json:"since"`
+	Start time.Time    `json:"start"`
+	Until time.Time    `json:"until"`
 	Nodes []NodeReport `json:"nodes"`
 }
 
