@@ -7,7 +7,7 @@ import (
 )
 
 // TestTemplateEKSClusters: the functions that reach the runtimes (the two
-// workers and the reconciler) may call eks:DescribeCluster on the clusters
+// workers, the reconciler and the watcher) may call eks:DescribeCluster on the clusters
 // EksClusterArns names and on nothing else, only when some are named; the
 // api and dispatcher functions never.
 func TestTemplateEKSClusters(t *testing.T) {
@@ -34,7 +34,7 @@ func TestTemplateEKSClusters(t *testing.T) {
 			}
 		}
 		want := 0
-		if f.kind == "worker" || f.kind == "reconciler" {
+		if f.kind == "worker" || f.kind == "reconciler" || f.kind == "watcher" {
 			want = 1
 		}
 		if len(grants) != want {

@@ -239,6 +239,7 @@ var functions = []function{
 	{"CreateWorkerFunction", "worker", "worker", true, true},
 	{"LifecycleWorkerFunction", "worker", "worker", true, true},
 	{"ReconcilerFunction", "reconciler", "reconciler", false, true},
+	{"WatcherFunction", "watcher", "watcher", false, true},
 }
 
 // env is a function's environment as written: the Globals' and its own.
@@ -254,7 +255,7 @@ func (c *cfnTemplate) env(logicalID string) map[string]any {
 	return out
 }
 
-// TestTemplateFunctions: five functions, each built by its make target from
+// TestTemplateFunctions: six functions, each built by its make target from
 // its functions/ directory for provided.al2023 on arm64.
 func TestTemplateFunctions(t *testing.T) {
 	c := loadTemplate(t)
@@ -410,7 +411,8 @@ func TestTemplateEnvironment(t *testing.T) {
 		if hasSecret != f.secret {
 			t.Errorf("%s: %s given = %v, want %v (only workers and the reconciler read runtime secrets)", f.logicalID, wiring.ConfigSecretVar, hasSecret, f.secret)
 		}
-		if f.kind != "api" && !wiring.HasQueues(cfg) {
+		// The watcher only records what the runtimes report: no queue.
+		if f.kind != "api" && f.kind != "watcher" && !wiring.HasQueues(cfg) {
 			t.Errorf("%s: both queue URLs are needed", f.logicalID)
 		}
 		if f.kind == "api" && (vars["BERTH_QUEUE_CREATE_QUEUE_URL"] != nil || vars["BERTH_QUEUE_LIFECYCLE_QUEUE_URL"] != nil) {

@@ -1,6 +1,7 @@
 package berthstack
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,8 @@ type functionSpec struct {
 	timeout     time.Duration
 	// reserved is the reserved concurrency; 0 leaves the function on the account's pool.
 	reserved int
+	// memoryMB is the function's memory; 0 is FunctionMemoryMB.
+	memoryMB int
 	// inVPC puts the function in the deployment's subnets, if any: the functions that reach
 	// Docker hosts.
 	inVPC bool
@@ -80,7 +83,7 @@ func newFunction(scope constructs.Construct, p Props, common map[string]*string,
 		Handler:      jsii.String(functionHandler),
 		Code:         awslambda.Code_FromAsset(jsii.String(dir), nil),
 		Timeout:      seconds(spec.timeout),
-		MemorySize:   jsii.Number(FunctionMemoryMB),
+		MemorySize:   jsii.Number(cmp.Or(spec.memoryMB, FunctionMemoryMB)),
 		Environment:  &env,
 		Role:         role,
 	}

@@ -49,6 +49,7 @@ var parityCases = []struct {
 		ParamUseReservedConcurrency:    "false",
 		ParamCreateQueueMaxConcurrency: "5",
 	}},
+	{name: "no watcher", params: map[string]string{ParamRuntimeWatcher: "false"}},
 }
 
 // TestParityWithSAM: the CDK stack and template.yaml (through the SAM transform, as

@@ -62,6 +62,10 @@ type Props struct {
 	// ReconcileSchedule is the reconciler's EventBridge Scheduler expression: the bound on
 	// noticing a container that exits by itself. Defaults to DefaultReconcileSchedule.
 	ReconcileSchedule string
+	// RuntimeWatcher runs the watcher function (WatcherFunction, with its schedule): the
+	// runtimes' events reach the state loop within about a second instead of at the next
+	// reconcile pass. Off, nothing of it is deployed (docs/cost.md). Defaults to true.
+	RuntimeWatcher bool
 	// AllowedRuntimes is container.allowed_runtimes, comma-separated; one of
 	// AllowedRuntimesChoices. Defaults to config's.
 	AllowedRuntimes string
@@ -150,6 +154,7 @@ func DefaultProps() Props {
 		OutboxSweepAfterSeconds:   int(c.Container.OutboxSweepAfter.Seconds()),
 		OrphanGraceSeconds:        int(c.Container.OrphanGrace.Seconds()),
 		ReconcileSchedule:         DefaultReconcileSchedule,
+		RuntimeWatcher:            true,
 		AllowedRuntimes:           strings.Join(c.Container.AllowedRuntimes, ","),
 		WorkspaceRoot:             c.Container.WorkspaceRoot,
 		SecretsParameterPath:      DefaultSecretsParameterPath,
@@ -195,6 +200,7 @@ const (
 	ParamOutboxSweepAfterSeconds   = "OutboxSweepAfterSeconds"
 	ParamOrphanGraceSeconds        = "OrphanGraceSeconds"
 	ParamReconcileSchedule         = "ReconcileScheduleExpression"
+	ParamRuntimeWatcher            = "RuntimeWatcher"
 	ParamAllowedRuntimes           = "AllowedRuntimes"
 	ParamWorkspaceRoot             = "WorkspaceRoot"
 	ParamRuntimeConfigSecretArn    = "RuntimeConfigSecretArn"
@@ -219,7 +225,7 @@ func ParamNames() []string {
 		ParamStopGracePeriodSeconds, ParamOutboxSweepAfterSeconds, ParamOrphanGraceSeconds, ParamReconcileSchedule,
 		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamConfigParameterName, ParamConfigVersion, ParamRuntimeConfigSecretArn, ParamEksClusterArns, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
 		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
-		ParamUseReservedConcurrency, ParamUserPoolMfa}
+		ParamUseReservedConcurrency, ParamUserPoolMfa, ParamRuntimeWatcher}
 }
 
 var configParameterRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]+$`)
@@ -283,6 +289,7 @@ func LoadProps(lookup Lookup) (Props, error) {
 	integer(ParamOutboxSweepAfterSeconds, &p.OutboxSweepAfterSeconds)
 	integer(ParamOrphanGraceSeconds, &p.OrphanGraceSeconds)
 	str(ParamReconcileSchedule, &p.ReconcileSchedule)
+	boolean(ParamRuntimeWatcher, &p.RuntimeWatcher)
 	str(ParamAllowedRuntimes, &p.AllowedRuntimes)
 	str(ParamWorkspaceRoot, &p.WorkspaceRoot)
 	str(ParamConfigParameterName, &p.ConfigParameterName)

@@ -15,7 +15,8 @@ const (
 	// creating and the bookkeeping around the wait (the worker stops waiting before its
 	// invocation's deadline).
 	WorkerMargin = 60 * time.Second
-	// FunctionMemoryMB is every function's memory; the functions are I/O bound.
+	// FunctionMemoryMB is every function's memory but the watcher's; the functions are I/O
+	// bound.
 	FunctionMemoryMB = 256
 )
 

@@ -1,7 +1,8 @@
 // Package berthstack is berth's AWS stack as CDK constructs: the same resources and settings as
 // template.yaml, for teams that deploy with the CDK. Each construct is named for what it holds:
 // Api (the HTTP API, its authorizer and the api function), Tables, Pipeline (the outbox stream's
-// dispatcher and the queues), Workers, Reconciler (with its schedule) and Alarms.
+// dispatcher and the queues), Workers, Reconciler (with its schedule), Watcher (with
+// its schedule) and Alarms.
 package berthstack
 
 import (
@@ -18,7 +19,9 @@ type Stack struct {
 	Pipeline   *Pipeline
 	Workers    *Workers
 	Reconciler *Reconciler
-	Alarms     *Alarms
+	// Watcher is nil with Props.RuntimeWatcher off.
+	Watcher *Watcher
+	Alarms  *Alarms
 }
 
 // New builds the stack in scope. It fails on invalid props or when a function's binary is
@@ -49,6 +52,11 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 	}
 	if s.Reconciler, err = newReconciler(s.Stack, p, common, s.Tables, s.Pipeline); err != nil {
 		return nil, err
+	}
+	if p.RuntimeWatcher {
+		if s.Watcher, err = newWatcher(s.Stack, p, common, s.Tables); err != nil {
+			return nil, err
+		}
 	}
 	s.Alarms = newAlarms(s.Stack, p, s.Pipeline, s.Workers, s.Reconciler)
 	s.outputs()

@@ -3,6 +3,7 @@ package berthstack
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"slices"
 	"strings"
 	"testing"
@@ -275,6 +276,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"create":     s.logicalID(t, s.stack.Workers.Create),
 		"lifecycle":  s.logicalID(t, s.stack.Workers.Lifecycle),
 		"reconciler": s.logicalID(t, s.stack.Reconciler.Function),
+		"watcher":    s.logicalID(t, s.stack.Watcher.Function),
 	} {
 		r := s.props(t, c)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
 		roleOf[name] = r
@@ -310,10 +312,10 @@ func TestLeastPrivilege(t *testing.T) {
 		{"send to a queue", func(st statement) bool { return st.action == "sqs:SendMessage" }, []string{"dispatcher", "reconciler"}},
 		{"read the runtime secret", func(st statement) bool {
 			return st.action == "secretsmanager:GetSecretValue" && st.resource == `"`+secret+`"`
-		}, []string{"create", "lifecycle", "reconciler"}},
+		}, []string{"create", "lifecycle", "reconciler", "watcher"}},
 		{"any secret or parameter", func(st statement) bool {
 			return strings.HasPrefix(st.action, "secretsmanager:") || strings.HasPrefix(st.action, "ssm:")
-		}, []string{"create", "lifecycle", "reconciler"}},
+		}, []string{"create", "lifecycle", "reconciler", "watcher"}},
 		{"any queue action", func(st statement) bool { return strings.HasPrefix(st.action, "sqs:") },
 			[]string{"create", "dispatcher", "lifecycle", "reconciler"}},
 		{"table scans", func(st statement) bool { return st.action == "dynamodb:Scan" }, []string{"api"}},
@@ -430,15 +432,20 @@ func TestFunctions(t *testing.T) {
 				s.logicalID(t, s.stack.Workers.Create):      true,
 				s.logicalID(t, s.stack.Workers.Lifecycle):   true,
 				s.logicalID(t, s.stack.Reconciler.Function): true,
+				s.logicalID(t, s.stack.Watcher.Function):    true,
 			}
 			fns := s.ofType("AWS::Lambda::Function")
-			if len(fns) != 5 {
-				t.Fatalf("%d functions, want 5", len(fns))
+			if len(fns) != 6 {
+				t.Fatalf("%d functions, want 6", len(fns))
 			}
 			for id, p := range fns {
+				memory := FunctionMemoryMB
+				if id == s.logicalID(t, s.stack.Watcher.Function) {
+					memory = WatcherMemoryMB
+				}
 				for k, want := range map[string]string{
 					"Runtime": "provided.al2023", "Architectures": "[arm64]", "Handler": "bootstrap",
-					"MemorySize": fmt.Sprint(FunctionMemoryMB), "TracingConfig": "map[Mode:Active]",
+					"MemorySize": fmt.Sprint(memory), "TracingConfig": "map[Mode:Active]",
 				} {
 					if fmt.Sprint(p[k]) != want {
 						t.Errorf("%s %s = %v, want %s", id, k, p[k], want)
@@ -569,18 +576,20 @@ func TestQueuesRefuseInsecureTransport(t *testing.T) {
 	}
 }
 
-// TestReconcilerAsyncInvoke: the Scheduler's asynchronous invocations are neither retried by
-// Lambda nor kept past a minute.
+// TestReconcilerAsyncInvoke: the Scheduler's asynchronous invocations (of the reconciler and
+// the watcher) are neither retried by Lambda nor kept past a minute.
 func TestReconcilerAsyncInvoke(t *testing.T) {
 	s := synth(t, DefaultProps())
-	s.has(t, "AWS::Lambda::EventInvokeConfig", map[string]any{
-		"FunctionName":             ref(s.logicalID(t, s.stack.Reconciler.Function)),
-		"Qualifier":                "$LATEST",
-		"MaximumRetryAttempts":     0,
-		"MaximumEventAgeInSeconds": 60,
-	})
-	if n := len(s.ofType("AWS::Lambda::EventInvokeConfig")); n != 1 {
-		t.Errorf("%d async invoke configs, want the reconciler's only", n)
+	for _, fn := range []awslambda.Function{s.stack.Reconciler.Function, s.stack.Watcher.Function} {
+		s.has(t, "AWS::Lambda::EventInvokeConfig", map[string]any{
+			"FunctionName":             ref(s.logicalID(t, fn)),
+			"Qualifier":                "$LATEST",
+			"MaximumRetryAttempts":     0,
+			"MaximumEventAgeInSeconds": 60,
+		})
+	}
+	if n := len(s.ofType("AWS::Lambda::EventInvokeConfig")); n != 2 {
+		t.Errorf("%d async invoke configs, want the reconciler's and the watcher's only", n)
 	}
 }
 

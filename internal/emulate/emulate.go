@@ -61,8 +61,14 @@ type Options struct {
 	// Parameters override template parameters (as --parameter-overrides).
 	Parameters map[string]string
 	// ScheduleEvery, if set, replaces every schedule's rate (faster
-	// reconciles for tests and demos).
+	// reconciles for tests and demos), but an always-running function's
+	// (runsAlways: the watcher's).
 	ScheduleEvery time.Duration
+	// Schedules, by the logical ID of the function a schedule invokes,
+	// replace that schedule's rate (and ScheduleEvery); a negative period
+	// turns the schedule off (the reconciler's, to see what the watcher
+	// alone does).
+	Schedules map[string]time.Duration
 	// VisibilityTimeout, if set, replaces every queue's visibility timeout
 	// (faster redelivery for tests and demos).
 	VisibilityTimeout time.Duration
@@ -314,15 +320,26 @@ func Run(ctx context.Context, o Options) (err error) {
 		if !s.Enabled {
 			continue
 		}
-		every := o.ScheduleEvery
-		if every <= 0 {
-			if every, err = parseRate(s.Expression); err != nil {
-				return fmt.Errorf("%s: %w", s.Name, err)
-			}
+		every, err := parseRate(s.Expression)
+		always := runsAlways(stack.Functions[s.Function])
+		switch d, ok := o.Schedules[s.Function]; {
+		case ok:
+			every, err = d, nil
+		case o.ScheduleEvery > 0 && !always:
+			every, err = o.ScheduleEvery, nil
 		}
-		sc := &scheduler{s: s, fn: fns[s.Function], every: every, region: tplOpts.Region, log: log}
+		if every < 0 {
+			log.Warn("schedule turned off by the options", "schedule", s.Name, "function", s.Function)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		sc := &scheduler{s: s, fn: fns[s.Function], every: every, region: tplOpts.Region, log: log,
+			atStart: always}
 		pollers.Go(func() { sc.run(pctx) })
-		log.Info("schedule", "schedule", s.Name, "function", s.Function, "expression", s.Expression, "every", every.String())
+		log.Info("schedule", "schedule", s.Name, "function", s.Function, "expression", s.Expression, "every", every.String(),
+			"at_start", sc.atStart)
 	}
 
 	// The front door.

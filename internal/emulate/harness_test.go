@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -89,6 +90,13 @@ type setup struct {
 	kubernetesOnly bool
 	// templates is emulate.Options.Templates: a directory seeded at start.
 	templates string
+	// watcher deploys the watcher function (RuntimeWatcher); without it the
+	// stack has none, so that what a test measures of the reconciler is
+	// the reconciler's.
+	watcher bool
+	// schedules is emulate.Options.Schedules (a negative period turns a
+	// function's schedule off).
+	schedules map[string]time.Duration
 }
 
 // stack is one emulated stack, running in the test.
@@ -170,7 +178,7 @@ func start(t testing.TB, s setup) *stack {
 		t.Fatal(err)
 	}
 	// Tables of their own: the template names them by its TablePrefix.
-	params := map[string]string{"TablePrefix": st.name + "-"}
+	params := map[string]string{"TablePrefix": st.name + "-", "RuntimeWatcher": strconv.FormatBool(s.watcher)}
 	for k, v := range s.params {
 		params[k] = v
 	}
@@ -188,7 +196,7 @@ func start(t testing.TB, s setup) *stack {
 	go func() {
 		done <- emulate.Run(ctx, emulate.Options{
 			Template: templatePath, ConfigFile: cfgPath, Addr: "127.0.0.1:0", StackName: st.name,
-			Parameters: params, ScheduleEvery: s.scheduleEvery, VisibilityTimeout: s.visibility,
+			Parameters: params, ScheduleEvery: s.scheduleEvery, Schedules: s.schedules, VisibilityTimeout: s.visibility,
 			Builder: builder(t), Env: env, StateDir: t.TempDir(), Templates: s.templates,
 			Logger:         slog.New(invokeHook{Handler: slog.NewJSONHandler(st.logs, nil), on: s.onInvoke}),
 			FunctionOutput: st.logs,

@@ -48,6 +48,8 @@ type scheduler struct {
 	every  time.Duration
 	region string
 	log    *slog.Logger
+	// atStart ticks once at the start too (runsAlways).
+	atStart bool
 }
 
 // contextAttributes fills in the EventBridge Scheduler context attributes
@@ -71,6 +73,9 @@ func (sc *scheduler) arn() string {
 }
 
 func (sc *scheduler) run(ctx context.Context) {
+	if sc.atStart {
+		sc.tick(ctx, time.Now())
+	}
 	t := time.NewTicker(sc.every)
 	defer t.Stop()
 	for {
@@ -78,22 +83,39 @@ func (sc *scheduler) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			payload := []byte(sc.contextAttributes(sc.s.Input, now))
-			if len(payload) == 0 {
-				ev := events.EventBridgeEvent{Version: "0", ID: newUUID(), DetailType: "Scheduled Event", Source: "aws.scheduler",
-					AccountID: samtemplate.DefaultAccountID, Time: now.UTC().Truncate(time.Second), Region: sc.region,
-					Resources: []string{sc.arn()},
-					Detail:    json.RawMessage(`{}`)}
-				payload, _ = json.Marshal(ev)
-			}
-			if !sc.fn.TryAcquire() {
-				sc.log.Warn("schedule tick dropped: the function is at its concurrency", "schedule", sc.s.Name, "function", sc.fn.ID)
-				continue
-			}
-			go func() {
-				defer sc.fn.Release()
-				sc.fn.Invoke(ctx, payload)
-			}()
+			sc.tick(ctx, now)
 		}
 	}
+}
+
+// tick invokes the function once, asynchronously, unless it is at its
+// concurrency.
+func (sc *scheduler) tick(ctx context.Context, now time.Time) {
+	payload := []byte(sc.contextAttributes(sc.s.Input, now))
+	if len(payload) == 0 {
+		ev := events.EventBridgeEvent{Version: "0", ID: newUUID(), DetailType: "Scheduled Event", Source: "aws.scheduler",
+			AccountID: samtemplate.DefaultAccountID, Time: now.UTC().Truncate(time.Second), Region: sc.region,
+			Resources: []string{sc.arn()},
+			Detail:    json.RawMessage(`{}`)}
+		payload, _ = json.Marshal(ev)
+	}
+	if !sc.fn.TryAcquire() {
+		sc.log.Warn("schedule tick dropped: the function is at its concurrency", "schedule", sc.s.Name, "function", sc.fn.ID)
+		return
+	}
+	go func() {
+		defer sc.fn.Release()
+		sc.fn.Invoke(ctx, payload)
+	}()
+}
+
+// runsAlways reports whether the template marks f as always running
+// (Metadata RunsAlways: the watcher, whose invocations overlap so that one
+// is always running). On AWS such a function has run since the deploy:
+// the emulator starts its first invocation at once rather than a period
+// later, and keeps its period (a shorter one would only pile up dropped
+// ticks).
+func runsAlways(f *samtemplate.Function) bool {
+	v, _ := f.Metadata["RunsAlways"].(bool)
+	return v
 }

@@ -45,3 +45,36 @@ func TestScheduleInputFromTemplate(t *testing.T) {
 		t.Error("an Input without context attributes changed")
 	}
 }
+
+// TestWatcherRunsAlways: of template.yaml's scheduled functions, the
+// watcher is the one marked as always running (so the emulator starts it at
+// once and --schedule-every leaves it alone), and its invocations are
+// longer than its period; the reconciler is not.
+func TestWatcherRunsAlways(t *testing.T) {
+	stack, err := samtemplate.Load("../../template.yaml", samtemplate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, s := range stack.Schedules {
+		every, err := parseRate(s.Expression)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := stack.Functions[s.Function]
+		got[s.Function] = runsAlways(f)
+		if runsAlways(f) && f.Timeout <= every {
+			t.Errorf("%s runs always, but its invocations (%v) do not overlap its period (%v)", s.Function, f.Timeout, every)
+		}
+	}
+	if !got["WatcherFunction"] || got["ReconcilerFunction"] || len(got) != 2 {
+		t.Errorf("runs always, by function: %v; want the watcher only", got)
+	}
+	off, err := samtemplate.Load("../../template.yaml", samtemplate.Options{Parameters: map[string]string{"RuntimeWatcher": "false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := off.Functions["WatcherFunction"]; ok || len(off.Schedules) != 1 {
+		t.Errorf("RuntimeWatcher=false: %d schedules, watcher function present %v", len(off.Schedules), ok)
+	}
+}

@@ -25,8 +25,16 @@ var watchedActions = map[events.Action]runtime.EventKind{
 // moment of the call so that nothing between the call and the subscription
 // is missed, and resumed after a break from its last event's time.
 func (r *Runtime) Watch(ctx context.Context) (<-chan runtime.Event, error) {
+	return r.WatchSince(ctx, time.Now())
+}
+
+// WatchSince is Watch from since, which may be in the past: each engine
+// first replays the events it still holds from then on (its event log is
+// bounded: dockerd keeps its last 256 events), then streams new ones. A
+// watcher that starts after another one stopped (or died) replays the gap
+// between them this way.
+func (r *Runtime) WatchSince(ctx context.Context, since time.Time) (<-chan runtime.Event, error) {
 	out := make(chan runtime.Event, 64)
-	since := time.Now()
 	done := make(chan struct{}, len(r.hosts))
 	for _, h := range r.hosts {
 		go func() {

@@ -1,0 +1,34 @@
+package berthstack
+
+import (
+	"testing"
+	"time"
+)
+
+// TestWatcher: the watcher's schedule starts a watch every minute and each watch (its timeout)
+// lasts longer than that, so two overlap; its role may invoke the watcher only; with
+// RuntimeWatcher off nothing of it is deployed.
+func TestWatcher(t *testing.T) {
+	if WatcherTimeout < time.Minute+20*time.Second || WatcherTimeout >= 2*time.Minute {
+		t.Errorf("WatcherTimeout %v: want one minute plus an overlap of 20 s or more, under two (two at a time)", WatcherTimeout)
+	}
+	s := synth(t, DefaultProps())
+	fn := s.logicalID(t, s.stack.Watcher.Function)
+	p := s.props(t, fn)
+	if num(p["Timeout"]) != WatcherTimeout.Seconds() || num(p["MemorySize"]) != WatcherMemoryMB || num(p["ReservedConcurrentExecutions"]) != WatcherReserved {
+		t.Errorf("watcher function %v", p)
+	}
+	s.has(t, "AWS::Scheduler::Schedule", map[string]any{
+		"ScheduleExpression": WatcherSchedule,
+		"Target": map[string]any{
+			"Arn":         map[string]any{"Fn::GetAtt": []any{fn, "Arn"}},
+			"RetryPolicy": map[string]any{"MaximumRetryAttempts": 0},
+		},
+	})
+
+	off := synth(t, withProps(func(p *Props) { p.RuntimeWatcher = false }))
+	if off.stack.Watcher != nil || len(off.ofType("AWS::Lambda::Function")) != 5 || len(off.ofType("AWS::Scheduler::Schedule")) != 1 {
+		t.Errorf("RuntimeWatcher off: watcher %v, %d functions, %d schedules; want none of the watcher's",
+			off.stack.Watcher, len(off.ofType("AWS::Lambda::Function")), len(off.ofType("AWS::Scheduler::Schedule")))
+	}
+}
