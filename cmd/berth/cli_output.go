@@ -85,7 +85,38 @@ func cliPrintEvents(w io.Writer, items []client.Event) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, cliCell(e.Type), cliCell(string(e.From)), cliCell(string(e.To)),
 			e.At.UTC().Format(time.RFC3339), cliCell(msg))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return cliPrintLastWords(w, items)
+}
+
+// cliPrintLastWords writes, below the events table, the last words events
+// kept: why a container ended, in its own lines (cleaned of control
+// characters, as every cell is).
+func cliPrintLastWords(w io.Writer, items []client.Event) error {
+	for _, e := range items {
+		if e.LastWords == nil {
+			continue
+		}
+		more := ""
+		if e.LastWords.Truncated {
+			more = "; earlier output left out"
+		}
+		if _, err := fmt.Fprintf(w, "\nLast words (event %d, %s%s):\n", e.Seq, e.Type, more); err != nil {
+			return err
+		}
+		for _, l := range e.LastWords.Lines {
+			stream := l.Stream
+			if stream == "" {
+				stream = "output"
+			}
+			if _, err := fmt.Fprintf(w, "  %s | %s\n", stream, cliClean(l.Text)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func cliPrintTemplates(w io.Writer, items []client.Template) error {

@@ -61,6 +61,12 @@ type Options struct {
 	// the manager commits (the local server wakes its outbox watcher with
 	// it). It must not block.
 	OnCommit func(store.Commit)
+	// Logs, when set, is where the manager reads a container's last words
+	// (LastWords); nil records ends without them.
+	Logs LogSource
+	// LastWordsTimeout bounds that read. Defaults to
+	// DefaultLastWordsTimeout.
+	LastWordsTimeout time.Duration
 }
 
 // DefaultWaitPoll is Options.WaitPoll's default.
@@ -85,6 +91,9 @@ type Manager struct {
 	templates templateCache
 	// ledger caches the bind ledger (bindledger.go).
 	ledger ledgerCache
+	// logs and lastWordsTimeout read last words (lastwords.go).
+	logs             LogSource
+	lastWordsTimeout time.Duration
 }
 
 // New returns a Manager.
@@ -101,6 +110,7 @@ func New(o Options) *Manager {
 		changes: ch, store: hooked, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown,
+		logs: o.Logs, lastWordsTimeout: o.LastWordsTimeout,
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -113,6 +123,9 @@ func New(o Options) *Manager {
 	}
 	if m.workspaceRoot == "" {
 		m.workspaceRoot = config.DefaultWorkspaceRoot
+	}
+	if m.lastWordsTimeout <= 0 {
+		m.lastWordsTimeout = DefaultLastWordsTimeout
 	}
 	if m.waitPoll <= 0 {
 		m.waitPoll = DefaultWaitPoll

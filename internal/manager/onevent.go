@@ -121,6 +121,12 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 	// so a crash cannot separate them.
 	cleanup, note := m.MemberCleanup(ctx, inst, to, evType == container.EventExited, ob.ExitCode)
 	reason = policyNote(reason, note)
+	var lastWords *container.LastWords
+	if keepsLastWords(inst, to, ob) {
+		// Why it failed, in its own words, while the container is still
+		// there to ask (a policy may delete it next).
+		lastWords = m.LastWords(ctx, inst)
+	}
 	_, err := m.store.Transition(ctx, store.TransitionParams{
 		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: to,
 		Update: func(i *container.Instance) {
@@ -145,7 +151,7 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 			}
 		},
 		Event: &container.Event{Type: evType, From: inst.Status, To: to, At: ob.At, Message: joinMsg(reason, ob.Message),
-			ExitCode: ob.ExitCode, Actor: container.ActorSystem},
+			ExitCode: ob.ExitCode, Actor: container.ActorSystem, LastWords: lastWords},
 		Outbox: cleanup,
 	})
 	if err != nil {

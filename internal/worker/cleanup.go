@@ -146,7 +146,7 @@ func cleanupWrite(inst container.Instance, step cleanupStep, msg outbox.Message,
 			ID: container.NewID(), InstanceID: inst.ID, Op: op, InstanceVersion: inst.Version + 1,
 			RequestID: msg.RequestID, TraceContext: msg.TraceContext, State: container.OutboxPending, CreatedAt: now, UpdatedAt: now,
 		}
-		reason := what + " requested by the group's cleanup policy"
+		reason := what + manager.PolicyRequested
 		p.Update = func(i *container.Instance) { i.StatusReason = reason }
 		p.Event = &container.Event{Type: ev, From: inst.Status, To: to, At: now, Message: reason, Actor: container.ActorSystem}
 	}

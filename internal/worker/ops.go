@@ -154,6 +154,10 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message)
 	if err := rt.Stop(ctx, ref, w.grace); err != nil && !runtime.IsNotFound(err) {
 		return err
 	}
+	var lastWords *container.LastWords
+	if manager.RequestedByPolicy(inst) {
+		lastWords = w.m.LastWords(ctx, inst)
+	}
 	var exit *int
 	// The runtime's own end time where it has one: a later start is
 	// reported in the runtime's clock and compared with it (a report from
@@ -173,7 +177,8 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message)
 			Update: func(in *container.Instance) {
 				in.FinishedAt, in.ExitCode, in.StatusReason = &finished, exit, "stopped on request"
 			},
-			Event:            &container.Event{Type: container.EventStopped, From: fsm.Stopping, To: fsm.Stopped, At: w.now().UTC(), ExitCode: exit, Actor: container.ActorSystem},
+			Event: &container.Event{Type: container.EventStopped, From: fsm.Stopping, To: fsm.Stopped, At: w.now().UTC(), ExitCode: exit,
+				Actor: container.ActorSystem, LastWords: lastWords},
 			CompleteOutboxID: msg.OutboxID,
 		}, nil
 	})
@@ -196,6 +201,11 @@ func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if err != nil {
 		return err
 	}
+	var lastWords *container.LastWords
+	if manager.RequestedByPolicy(inst) {
+		// Read before the container and its logs are gone.
+		lastWords = w.m.LastWords(ctx, inst)
+	}
 	// A ref without a node is looked up on every node: a create may have
 	// made the container before its node was recorded.
 	if err := rt.Delete(ctx, runtime.RefOf(inst)); err != nil {
@@ -206,7 +216,8 @@ func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Messag
 			return nil, stale("instance moved to %s while deleting", cur.Status)
 		}
 		return &store.DeleteParams{
-			Event:            container.Event{Type: container.EventDeleted, From: fsm.Deleting, At: w.now().UTC(), Message: "container and instance removed", Actor: container.ActorSystem},
+			Event: container.Event{Type: container.EventDeleted, From: fsm.Deleting, At: w.now().UTC(), Message: "container and instance removed",
+				Actor: container.ActorSystem, LastWords: lastWords},
 			CompleteOutboxID: msg.OutboxID,
 		}, nil
 	})

@@ -224,9 +224,19 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 		// its own status is not the cleanup's to judge.
 		return
 	}
+	var (
+		lastWords *container.LastWords
+		read      bool
+	)
 	_, err := w.m.Advance(ctx, msg.InstanceID, func(inst container.Instance) (*store.TransitionParams, error) {
 		if inst.Status == fsm.Failed || !fsm.Can(inst.Status, fsm.Failed) || !owns(msg.Op, inst.Status) {
 			return nil, nil
+		}
+		if !read && (msg.Op == container.OpCreate || msg.Op == container.OpStart) {
+			// A create or start that failed may have run the process
+			// (a start timeout, a crash loop): its words say why. Read
+			// once, whatever the write's retries.
+			lastWords, read = w.m.LastWords(ctx, inst), true
 		}
 		cleanup, note := w.m.MemberCleanup(ctx, inst, fsm.Failed, false, nil)
 		reason := fmt.Sprintf("%s failed: %v", msg.Op, cause)
@@ -241,7 +251,7 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 				i.FinishedAt = &now
 			},
 			Event: &container.Event{Type: container.EventFailed, From: inst.Status, To: fsm.Failed, At: w.now().UTC(),
-				Message: reason, Actor: container.ActorSystem},
+				Message: reason, Actor: container.ActorSystem, LastWords: lastWords},
 		}, nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -34,6 +34,9 @@ type Manager interface {
 	// brings with it (an outbox item to write in the same transition, nil
 	// for none) and a note for its status_reason.
 	MemberCleanup(ctx context.Context, inst container.Instance, to fsm.Status, selfExit bool, exitCode *int) (*container.OutboxItem, string)
+	// LastWords are the last lines inst's container printed, bounded, for
+	// the event of its end; nil when there are none to keep.
+	LastWords(ctx context.Context, inst container.Instance) *container.LastWords
 }
 
 var _ Manager = (*manager.Manager)(nil)

@@ -146,8 +146,11 @@ type eventItem struct {
 	Message    string `dynamodbav:"message,omitempty"`
 	ExitCode   *int   `dynamodbav:"exit_code,omitempty"`
 	Actor      string `dynamodbav:"actor,omitempty"`
-	DeletedAt  string `dynamodbav:"deleted_at,omitempty"`
-	ExpiresAt  int64  `dynamodbav:"expires_at,omitempty"`
+	// LastWords is the event's container.LastWords as JSON (like an
+	// instance's spec): one string attribute, whatever the lines hold.
+	LastWords string `dynamodbav:"last_words,omitempty"`
+	DeletedAt string `dynamodbav:"deleted_at,omitempty"`
+	ExpiresAt int64  `dynamodbav:"expires_at,omitempty"`
 }
 
 // markerSeq is the sort key of a deleted instance's deletion marker.
@@ -157,6 +160,13 @@ func marshalEvent(ev container.Event, expiresAt int64) (map[string]types.Attribu
 	it := eventItem{
 		InstanceID: ev.InstanceID, Seq: ev.Seq, Type: ev.Type, From: string(ev.From), To: string(ev.To),
 		At: fmtTime(ev.At), Message: ev.Message, ExitCode: ev.ExitCode, Actor: ev.Actor, ExpiresAt: expiresAt,
+	}
+	if ev.LastWords != nil {
+		b, err := json.Marshal(ev.LastWords)
+		if err != nil {
+			return nil, fmt.Errorf("encode event %s/%d last words: %w", ev.InstanceID, ev.Seq, err)
+		}
+		it.LastWords = string(b)
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -178,10 +188,17 @@ func (it eventItem) event() (container.Event, error) {
 	if err != nil {
 		return container.Event{}, fmt.Errorf("decode event %s/%d at: %w", it.InstanceID, it.Seq, err)
 	}
-	return container.Event{
+	ev := container.Event{
 		InstanceID: it.InstanceID, Seq: it.Seq, Type: it.Type, From: fsm.Status(it.From),
 		To: fsm.Status(it.To), At: at, Message: it.Message, ExitCode: it.ExitCode, Actor: it.Actor,
-	}, nil
+	}
+	if it.LastWords != "" {
+		ev.LastWords = new(container.LastWords)
+		if err := json.Unmarshal([]byte(it.LastWords), ev.LastWords); err != nil {
+			return container.Event{}, fmt.Errorf("decode event %s/%d last words: %w", it.InstanceID, it.Seq, err)
+		}
+	}
+	return ev, nil
 }
 
 // outboxItem is an outbox item as stored. Undispatched is set (to

@@ -115,6 +115,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"AdmissionReleasedOnLeavingCreate", testAdmissionRelease},
 		{"RepairAdmission", testRepairAdmission},
 		{"AppendEvent", testAppendEvent},
+		{"LastWords", testLastWords},
 		{"DeleteKeepsEventsForRetention", testDelete},
 		{"DeleteErrors", testDeleteErrors},
 		{"ListFiltersAndOwners", testListFilters},
