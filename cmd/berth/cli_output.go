@@ -91,6 +91,20 @@ func cliPrintEvents(w io.Writer, items []client.Event) error {
 	return cliPrintLastWords(w, items)
 }
 
+// cliPrintEndpoints writes, below an instance, where its published ports
+// answer while it runs: "8080/tcp  127.0.0.1:32768  (host)".
+func cliPrintEndpoints(w io.Writer, eps []client.Endpoint) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	tw := cliTable(w)
+	fmt.Fprintln(tw, "\nPORT\tENDPOINT\tVIA")
+	for _, ep := range eps {
+		fmt.Fprintf(tw, "%d/%s\t%s\t%s\n", ep.Port, cliCell(ep.Protocol), cliCell(ep.Address()), cliCell(ep.Via))
+	}
+	return tw.Flush()
+}
+
 // cliPrintLastWords writes, below the events table, the last words events
 // kept: why a container ended, in its own lines (cleaned of control
 // characters, as every cell is).

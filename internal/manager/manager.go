@@ -107,7 +107,7 @@ func New(o Options) *Manager {
 		}
 	}}
 	m := &Manager{
-		changes: ch, store: hooked, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
+		changes: ch, store: endpointsRule{hooked}, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown,
 		logs: o.Logs, lastWordsTimeout: o.LastWordsTimeout,

@@ -364,7 +364,7 @@ func (w *Worker) report(ctx context.Context, st runtime.State) error {
 			at = *st.StartedAt
 		}
 		if _, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: at,
-			NodeName: st.Node, RuntimeID: st.RuntimeID}); err != nil {
+			NodeName: st.Node, RuntimeID: st.RuntimeID, Endpoints: st.Endpoints}); err != nil {
 			return err
 		}
 	}

@@ -80,6 +80,8 @@ type instanceItem struct {
 	Version         int64             `dynamodbav:"version"`
 	EventSeq        int64             `dynamodbav:"event_seq"`
 	Spec            string            `dynamodbav:"spec"`
+	// Endpoints is the instance's container.Endpoints as JSON, like Spec.
+	Endpoints string `dynamodbav:"endpoints,omitempty"`
 }
 
 func marshalInstance(in container.Instance) (map[string]types.AttributeValue, error) {
@@ -94,6 +96,13 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 		RuntimeNodeName: in.RuntimeNodeName, CreatedAt: fmtTime(in.CreatedAt), UpdatedAt: fmtTime(in.UpdatedAt),
 		StartedAt: fmtTimePtr(in.StartedAt), FinishedAt: fmtTimePtr(in.FinishedAt),
 		Version: in.Version, EventSeq: in.EventSeq, Spec: string(spec),
+	}
+	if len(in.Endpoints) > 0 {
+		eps, err := json.Marshal(in.Endpoints)
+		if err != nil {
+			return nil, fmt.Errorf("encode endpoints of instance %q: %w", in.ID, err)
+		}
+		it.Endpoints = string(eps)
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -129,6 +138,11 @@ func unmarshalInstance(av map[string]types.AttributeValue) (container.Instance, 
 	if it.Spec != "" {
 		if err := json.Unmarshal([]byte(it.Spec), &in.Spec); err != nil {
 			return in, fmt.Errorf("decode instance %q spec: %w", it.ID, err)
+		}
+	}
+	if it.Endpoints != "" {
+		if err := json.Unmarshal([]byte(it.Endpoints), &in.Endpoints); err != nil {
+			return in, fmt.Errorf("decode instance %q endpoints: %w", it.ID, err)
 		}
 	}
 	return in, nil

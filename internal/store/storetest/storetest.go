@@ -116,6 +116,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"RepairAdmission", testRepairAdmission},
 		{"AppendEvent", testAppendEvent},
 		{"LastWords", testLastWords},
+		{"Endpoints", testEndpoints},
 		{"DeleteKeepsEventsForRetention", testDelete},
 		{"DeleteErrors", testDeleteErrors},
 		{"ListFiltersAndOwners", testListFilters},
