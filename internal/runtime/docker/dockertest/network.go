@@ -21,7 +21,7 @@ import (
 // network_mode.
 func PublishingNetwork(t testing.TB, endpoint string) string {
 	t.Helper()
-	cli, err := client.New(client.WithHost(endpoint), client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.WithHost(endpoint))
 	if err != nil {
 		t.Fatal(err)
 	}
