@@ -51,7 +51,10 @@ func (app *cliApp) printInstance(in client.Instance) error {
 	if app.jsonOutput() {
 		return cliWriteJSON(app.stdout, in)
 	}
-	return cliPrintInstances(app.stdout, []client.Instance{in}, time.Now())
+	if err := cliPrintInstances(app.stdout, []client.Instance{in}, time.Now()); err != nil {
+		return err
+	}
+	return cliPrintEndpoints(app.stdout, in.Endpoints)
 }
 
 func cliContainersCreate(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {

@@ -85,7 +85,52 @@ func cliPrintEvents(w io.Writer, items []client.Event) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, cliCell(e.Type), cliCell(string(e.From)), cliCell(string(e.To)),
 			e.At.UTC().Format(time.RFC3339), cliCell(msg))
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return cliPrintLastWords(w, items)
+}
+
+// cliPrintEndpoints writes, below an instance, where its published ports
+// answer while it runs: "8080/tcp  127.0.0.1:32768  (host)".
+func cliPrintEndpoints(w io.Writer, eps []client.Endpoint) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	tw := cliTable(w)
+	fmt.Fprintln(tw, "\nPORT\tENDPOINT\tVIA")
+	for _, ep := range eps {
+		fmt.Fprintf(tw, "%d/%s\t%s\t%s\n", ep.Port, cliCell(ep.Protocol), cliCell(ep.Address()), cliCell(ep.Via))
+	}
 	return tw.Flush()
+}
+
+// cliPrintLastWords writes, below the events table, the last words events
+// kept: why a container ended, in its own lines (cleaned of control
+// characters, as every cell is).
+func cliPrintLastWords(w io.Writer, items []client.Event) error {
+	for _, e := range items {
+		if e.LastWords == nil {
+			continue
+		}
+		more := ""
+		if e.LastWords.Truncated {
+			more = "; earlier output left out"
+		}
+		if _, err := fmt.Fprintf(w, "\nLast words (event %d, %s%s):\n", e.Seq, e.Type, more); err != nil {
+			return err
+		}
+		for _, l := range e.LastWords.Lines {
+			stream := l.Stream
+			if stream == "" {
+				stream = "output"
+			}
+			if _, err := fmt.Fprintf(w, "  %s | %s\n", stream, cliClean(l.Text)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func cliPrintTemplates(w io.Writer, items []client.Template) error {

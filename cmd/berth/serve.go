@@ -198,6 +198,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	// event-driven, the sweep only a safety net.
 	mo := wiring.ManagerOptions(cfg, st, log, emf)
 	mo.OnCommit = s.watcher.Committed
+	mo.Logs = s.runtimes
 	s.manager = manager.New(mo)
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
 	wo := wiring.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)

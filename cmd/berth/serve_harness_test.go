@@ -23,6 +23,7 @@ import (
 	"github.com/berth-io/berth/internal/httpapi/apicontract"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/runtime/docker/dockertest"
 	"github.com/berth-io/berth/internal/runtime/kubernetes"
 	"github.com/berth-io/berth/internal/testenv"
 )
@@ -91,6 +92,9 @@ type serveOptions struct {
 	dockerEndpoint string
 	// bindRoots is the Docker host's allowed_bind_roots.
 	bindRoots []string
+	// publishing puts the Docker host on a network that publishes ports on
+	// 127.0.0.1 (dockertest.PublishingNetwork), advertised as 127.0.0.1.
+	publishing bool
 }
 
 func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
@@ -147,6 +151,9 @@ docker:
 		authSection(o.noTokens), e.scope, o.dockerEndpoint)
 	if len(o.bindRoots) > 0 {
 		cfg += fmt.Sprintf("      allowed_bind_roots: [%s]\n", strings.Join(o.bindRoots, ", "))
+	}
+	if o.publishing {
+		cfg = strings.Replace(cfg, "      network_mode: none\n", "      network_mode: "+dockertest.PublishingNetwork(t, endpoint)+"\n      advertise_address: 127.0.0.1\n", 1)
 	}
 	if o.downHost {
 		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"

@@ -73,7 +73,9 @@ func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClie
 
 // newFunctionOn wires the worker on the runtimes of res (any mix, or none).
 func newFunctionOn(cfg *config.Config, st store.Store, res *runtime.Resolver, sqsClient sqsqueue.API, sec worker.SecretSource, emf *metrics.Emitter, logger *slog.Logger) *function {
-	m := manager.New(wiring.ManagerOptions(cfg, st, logger, emf))
+	mo := wiring.ManagerOptions(cfg, st, logger, emf)
+	mo.Logs = res // last words, read from the runtimes this function holds
+	m := manager.New(mo)
 	// No local semaphore: the CreateWorker's reserved concurrency (and its
 	// event source's maximum concurrency) is the limit.
 	wo := wiring.WorkerOptions(cfg, m, st, res, logger, emf)

@@ -46,6 +46,8 @@ type (
 	Template = container.Template
 	// Event is one entry of an instance's event history.
 	Event = container.Event
+	// Endpoint is where a running instance's published port answers.
+	Endpoint = container.Endpoint
 	// BindLedger is GET /api/bind-ledger.
 	BindLedger = container.BindLedger
 	// BindEntry is one entry of the bind ledger.

@@ -231,3 +231,21 @@ auth:
 		t.Errorf("tokens keep file order: first = %q", got)
 	}
 }
+
+// TestAdvertisedAddress: the address a Docker host's endpoints name, set or
+// derived from its endpoint.
+func TestAdvertisedAddress(t *testing.T) {
+	for _, tc := range []struct {
+		host DockerHost
+		want string
+	}{
+		{DockerHost{Endpoint: "unix:///var/run/docker.sock"}, DefaultAdvertiseAddress},
+		{DockerHost{Endpoint: "tcp://10.0.1.20:2376"}, "10.0.1.20"},
+		{DockerHost{Endpoint: "tcp://[2001:db8::2]:2376"}, "2001:db8::2"},
+		{DockerHost{Endpoint: "tcp://10.0.1.20:2376", AdvertiseAddress: "docker-1.example.com"}, "docker-1.example.com"},
+	} {
+		if got := tc.host.AdvertisedAddress(); got != tc.want {
+			t.Errorf("%+v: AdvertisedAddress() = %q, want %q", tc.host, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package config
 
-import "github.com/berth-io/berth/internal/runtime/hostpolicy"
+import (
+	"net/url"
+
+	"github.com/berth-io/berth/internal/runtime/hostpolicy"
+)
 
 // Docker is the `docker:` section: the Docker engines berth may place
 // containers on.
@@ -32,6 +36,27 @@ type DockerHost struct {
 	AllowedBindRoots []string `yaml:"allowed_bind_roots,omitempty"`
 	// NetworkMode for containers; the engine default when empty.
 	NetworkMode string `yaml:"network_mode,omitempty"`
+	// AdvertiseAddress is where clients reach the ports the host publishes
+	// (an IP address or a DNS name, without a port): the host of the
+	// instances' endpoints. Defaults to AdvertisedAddress's choice.
+	AdvertiseAddress string `yaml:"advertise_address,omitempty"`
+}
+
+// DefaultAdvertiseAddress is the advertised address of a host reached
+// through a unix:// socket when advertise_address is not set: the socket
+// is on this machine, so its published ports are on its loopback.
+const DefaultAdvertiseAddress = "127.0.0.1"
+
+// AdvertisedAddress is the host's advertise_address; when it is not set,
+// the host of a tcp:// endpoint, else DefaultAdvertiseAddress.
+func (h DockerHost) AdvertisedAddress() string {
+	if h.AdvertiseAddress != "" {
+		return h.AdvertiseAddress
+	}
+	if u, err := url.Parse(h.Endpoint); err == nil && u.Scheme == "tcp" && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return DefaultAdvertiseAddress
 }
 
 // DockerTLS gives the client certificate material, as files or inline PEM.

@@ -28,6 +28,9 @@ func (c *checker) docker(d *Docker) {
 			c.dockerTLS(key+".tls", h.TLS)
 		}
 		c.atLeast(key+".capacity", int64(h.Capacity), 0)
+		if h.AdvertiseAddress != "" && !validHostAddress(h.AdvertiseAddress) {
+			c.fail(key+".advertise_address", "want an IP address or a DNS name without scheme or port, got %q", h.AdvertiseAddress)
+		}
 		for j, root := range h.AllowedBindRoots {
 			c.root(fmt.Sprintf("%s.allowed_bind_roots[%d]", key, j), root)
 		}
@@ -106,4 +109,26 @@ func (c *checker) dockerTLS(key string, t *DockerTLS) {
 			c.fail(key+"."+f.name, "has leading or trailing spaces: %q", f.v)
 		}
 	}
+}
+
+// validHostAddress reports whether s is an IP address or a DNS name (RFC
+// 1123 labels of letters, digits and '-'), what an endpoint's host may be.
+func validHostAddress(s string) bool {
+	if net.ParseIP(s) != nil {
+		return true
+	}
+	if len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -205,6 +205,22 @@ func TestInvalidValues(t *testing.T) {
 			},
 		},
 		{
+			name: "docker advertise_address",
+			file: `docker:
+  hosts:
+    - {name: a, endpoint: 'unix:///var/run/docker.sock', advertise_address: 'tcp://10.0.0.1'}
+    - {name: b, endpoint: 'unix:///var/run/docker.sock', advertise_address: '10.0.0.1:80'}
+    - {name: c, endpoint: 'unix:///var/run/docker.sock', advertise_address: '-bad.example.com'}
+    - {name: d, endpoint: 'unix:///var/run/docker.sock', advertise_address: 'docker-1.internal.example.com'}
+    - {name: e, endpoint: 'unix:///var/run/docker.sock', advertise_address: '2001:db8::7'}
+`,
+			want: []want{
+				{"docker.hosts[0].advertise_address", "FILE:3", "want an IP address or a DNS name"},
+				{"docker.hosts[1].advertise_address", "FILE:4", "want an IP address or a DNS name"},
+				{"docker.hosts[2].advertise_address", "FILE:5", "want an IP address or a DNS name"},
+			},
+		},
+		{
 			name: "kubernetes",
 			file: "kubernetes:\n  clusters:\n    - {name: eks, namespace: Berth_NS}\n    - {name: eks, capacity: -2}\n    - {namespace: x}\n",
 			want: []want{

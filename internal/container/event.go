@@ -51,6 +51,9 @@ type Event struct {
 	// is the owner, which is how a deleted instance's history stays
 	// readable by its owner alone.
 	Actor string `json:"actor,omitempty"`
+	// LastWords, on the event of a container's end, are the last lines it
+	// printed (see LastWords for when).
+	LastWords *LastWords `json:"last_words,omitempty"`
 }
 
 // ActorSystem is the Actor of events berth itself records.

@@ -25,6 +25,9 @@ type Instance struct {
 	UpdatedAt       time.Time         `json:"updated_at"`
 	StartedAt       *time.Time        `json:"started_at,omitempty"`
 	FinishedAt      *time.Time        `json:"finished_at,omitempty"`
+	// Endpoints are where the container's published ports answer, while
+	// it runs (see Endpoint); none in any other status.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
 	// Version increases by one with every committed change; it is the ETag.
 	Version int64 `json:"version"`
 
@@ -51,6 +54,7 @@ func (in Instance) Clone() Instance {
 		v := *in.FinishedAt
 		out.FinishedAt = &v
 	}
+	out.Endpoints = append([]Endpoint(nil), in.Endpoints...)
 	out.Spec = in.Spec.Clone()
 	return out
 }

@@ -100,10 +100,10 @@ func (m *Manager) ApplyCleanup(ctx context.Context, c Cleanup, halt Halter) (Cle
 			return nil
 		case StepStop:
 			p, _ = requestWrite(ctx, inst, request{op: container.OpStop, to: fsm.StopPending, event: container.EventStopRequested,
-				reason: "stop requested by the group's cleanup policy", actor: container.ActorSystem, requestID: c.RequestID, at: at})
+				reason: "stop" + PolicyRequested, actor: container.ActorSystem, requestID: c.RequestID, at: at})
 		case StepDelete:
 			p, _ = requestWrite(ctx, inst, request{op: container.OpDelete, to: fsm.DeletePending, event: container.EventDeleteRequested,
-				reason: "delete requested by the group's cleanup policy", actor: container.ActorSystem, requestID: c.RequestID, at: at})
+				reason: "delete" + PolicyRequested, actor: container.ActorSystem, requestID: c.RequestID, at: at})
 		case StepCancel:
 			p = cancelWrite(inst, "cancelled by the group's cleanup policy before it was created", container.ActorSystem, at)
 		case StepHalt:

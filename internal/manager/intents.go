@@ -116,8 +116,9 @@ func (m *Manager) Placed(ctx context.Context, id, runtimeID, node string) error 
 // Stopped completes a stop: stopping → stopped, with the exit code and
 // the end time the runtime gave, and the stop's outbox item completed in
 // the same write. An instance no longer stopping had its exit recorded by
-// the state loop first: nothing is written.
-func (m *Manager) Stopped(ctx context.Context, id, outboxID string, finished time.Time, exit *int, at time.Time) error {
+// the state loop first: nothing is written. words, when not nil, are the
+// container's last words, kept with the stop's event (LastWords).
+func (m *Manager) Stopped(ctx context.Context, id, outboxID string, finished time.Time, exit *int, words *container.LastWords, at time.Time) error {
 	at = m.orNow(at)
 	_, err := m.Advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
 		if cur.Status != fsm.Stopping {
@@ -127,7 +128,8 @@ func (m *Manager) Stopped(ctx context.Context, id, outboxID string, finished tim
 			Update: func(in *container.Instance) {
 				in.FinishedAt, in.ExitCode, in.StatusReason = &finished, exit, "stopped on request"
 			},
-			Event:            &container.Event{Type: container.EventStopped, From: fsm.Stopping, To: fsm.Stopped, At: at, ExitCode: exit, Actor: container.ActorSystem},
+			Event: &container.Event{Type: container.EventStopped, From: fsm.Stopping, To: fsm.Stopped, At: at, ExitCode: exit,
+				Actor: container.ActorSystem, LastWords: words},
 			CompleteOutboxID: outboxID,
 		}, nil
 	})
@@ -137,15 +139,17 @@ func (m *Manager) Stopped(ctx context.Context, id, outboxID string, finished tim
 // Deleted completes a delete whose container is gone: the deleting
 // instance is removed, its final event appended and the delete's outbox
 // item completed, in one write. ErrMoved when the instance left deleting;
-// a missing instance is store.ErrNotFound.
-func (m *Manager) Deleted(ctx context.Context, id, outboxID string, at time.Time) error {
+// a missing instance is store.ErrNotFound. words, when not nil, are the
+// container's last words, read before it was removed (LastWords).
+func (m *Manager) Deleted(ctx context.Context, id, outboxID string, words *container.LastWords, at time.Time) error {
 	at = m.orNow(at)
 	return m.Remove(ctx, id, func(cur container.Instance) (*store.DeleteParams, error) {
 		if cur.Status != fsm.Deleting {
 			return nil, moved("instance moved to %s while deleting", cur.Status)
 		}
 		return &store.DeleteParams{
-			Event:            container.Event{Type: container.EventDeleted, From: fsm.Deleting, At: at, Message: "container and instance removed", Actor: container.ActorSystem},
+			Event: container.Event{Type: container.EventDeleted, From: fsm.Deleting, At: at, Message: "container and instance removed",
+				Actor: container.ActorSystem, LastWords: words},
 			CompleteOutboxID: outboxID,
 		}, nil
 	})
@@ -162,6 +166,9 @@ type Failure struct {
 	// While, when not empty, are the statuses in which the failure still
 	// speaks for the instance; in any other nothing is written.
 	While []fsm.Status
+	// KeepLastWords reads the container's last words (LastWords) once and
+	// keeps them with the failure's event.
+	KeepLastWords bool
 }
 
 // Fail moves an instance to failed with f.Reason, requesting the group
@@ -170,6 +177,10 @@ type Failure struct {
 // in f.While, is left as it is. It reports whether it failed the instance.
 func (m *Manager) Fail(ctx context.Context, id string, f Failure) (bool, error) {
 	at, failed := m.orNow(f.At), false
+	var (
+		words *container.LastWords
+		read  bool
+	)
 	_, err := m.Advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
 		failed = false
 		if err := atVersion(inst, f.Version); err != nil {
@@ -180,7 +191,13 @@ func (m *Manager) Fail(ctx context.Context, id string, f Failure) (bool, error) 
 			return nil, nil
 		}
 		failed = true
-		return m.failWrite(ctx, inst, f.Reason, at), nil
+		if f.KeepLastWords && !read {
+			// Once, whatever the write's retries.
+			words, read = m.LastWords(ctx, inst), true
+		}
+		p := m.failWrite(ctx, inst, f.Reason, at)
+		p.Event.LastWords = words
+		return p, nil
 	})
 	return failed && err == nil, err
 }

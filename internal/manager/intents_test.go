@@ -105,7 +105,7 @@ func TestIntentsGuarded(t *testing.T) {
 		}
 
 		// Deleted: only a deleting instance.
-		if err := m.Deleted(ctx, inst.ID, "", at); !errors.Is(err, manager.ErrMoved) {
+		if err := m.Deleted(ctx, inst.ID, "", nil, at); !errors.Is(err, manager.ErrMoved) {
 			t.Fatalf("deleted while failed: %v, want ErrMoved", err)
 		}
 		if _, err := m.Delete(ctx, identity.Caller{User: "alice"}, inst.ID, nil, ""); err != nil {
@@ -114,7 +114,7 @@ func TestIntentsGuarded(t *testing.T) {
 		if _, err := m.Claim(ctx, inst.ID, container.OpDelete, "", at); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.Deleted(ctx, inst.ID, "", at); err != nil {
+		if err := m.Deleted(ctx, inst.ID, "", nil, at); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := m.Claim(ctx, inst.ID, container.OpDelete, "", at); !errors.Is(err, store.ErrNotFound) {

@@ -67,6 +67,12 @@ type Options struct {
 	// Webhooks is the address policy of webhook receivers
 	// (webhooks.allowed_networks); the zero value allows public ones only.
 	Webhooks webhook.Guard
+	// Logs, when set, is where the manager reads a container's last words
+	// (LastWords); nil records ends without them.
+	Logs LogSource
+	// LastWordsTimeout bounds that read. Defaults to
+	// DefaultLastWordsTimeout.
+	LastWordsTimeout time.Duration
 }
 
 // DefaultWaitPoll is Options.WaitPoll's default.
@@ -95,6 +101,9 @@ type Manager struct {
 	webhooks webhook.Guard
 	// hooks caches the webhook subscriptions (notify.go).
 	hooks webhookCache
+	// logs and lastWordsTimeout read last words (lastwords.go).
+	logs             LogSource
+	lastWordsTimeout time.Duration
 }
 
 // New returns a Manager.
@@ -108,9 +117,10 @@ func New(o Options) *Manager {
 		}
 	}}
 	m := &Manager{
-		changes: ch, store: hooked, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
+		changes: ch, store: endpointsRule{hooked}, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks,
+		logs: o.Logs, lastWordsTimeout: o.LastWordsTimeout,
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -126,6 +136,9 @@ func New(o Options) *Manager {
 	}
 	if m.workspaceRoot == "" {
 		m.workspaceRoot = config.DefaultWorkspaceRoot
+	}
+	if m.lastWordsTimeout <= 0 {
+		m.lastWordsTimeout = DefaultLastWordsTimeout
 	}
 	if m.waitPoll <= 0 {
 		m.waitPoll = DefaultWaitPoll

@@ -32,6 +32,10 @@ type Observation struct {
 	NodeName   string
 	RuntimeID  string
 	Message    string
+	// Endpoints are where a started container's published ports answer
+	// (runtime.State.Endpoints); nil when the observer does not know them
+	// (a runtime event), which leaves those recorded as they are.
+	Endpoints []container.Endpoint
 }
 
 // Applied says what OnEvent did with an observation.
@@ -86,10 +90,19 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 		m.log.DebugContext(ctx, "observation expected during "+string(inst.Status), "instance_id", inst.ID, "kind", ob.Kind)
 		return AppliedExpected, nil
 	case to == inst.Status:
-		if ob.Kind == ObservedStarted && inst.RuntimeNodeName == "" && ob.NodeName != "" {
-			// Backfill what a restart or a lost write left empty.
+		node := ob.Kind == ObservedStarted && inst.RuntimeNodeName == "" && ob.NodeName != ""
+		if node || endpointsBackfill(inst, ob) {
+			// Backfill what a restart or a lost write left empty, and the
+			// endpoints a start event could not carry.
 			_, err := m.store.Transition(ctx, store.TransitionParams{ID: inst.ID, ExpectVersion: inst.Version,
-				From: inst.Status, To: inst.Status, Update: func(i *container.Instance) { i.RuntimeNodeName = ob.NodeName }})
+				From: inst.Status, To: inst.Status, Update: func(i *container.Instance) {
+					if node {
+						i.RuntimeNodeName = ob.NodeName
+					}
+					if endpointsBackfill(inst, ob) {
+						i.Endpoints = ob.Endpoints
+					}
+				}})
 			return AppliedNoop, err
 		}
 		return AppliedNoop, nil
@@ -121,6 +134,12 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 	// so a crash cannot separate them.
 	cleanup, note := m.memberCleanup(ctx, inst, to, evType == container.EventExited, ob.ExitCode)
 	reason = policyNote(reason, note)
+	var lastWords *container.LastWords
+	if keepsLastWords(inst, to, ob) {
+		// Why it failed, in its own words, while the container is still
+		// there to ask (a policy may delete it next).
+		lastWords = m.LastWords(ctx, inst)
+	}
 	_, err := m.store.Transition(ctx, store.TransitionParams{
 		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: to,
 		Update: func(i *container.Instance) {
@@ -135,6 +154,7 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 			case ObservedStarted:
 				at := ob.At
 				i.StartedAt, i.FinishedAt, i.ExitCode = &at, nil, nil
+				i.Endpoints = ob.Endpoints
 			case ObservedExited, ObservedDestroyed:
 				at := ob.At
 				i.FinishedAt = &at
@@ -145,7 +165,7 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 			}
 		},
 		Event: &container.Event{Type: evType, From: inst.Status, To: to, At: ob.At, Message: joinMsg(reason, ob.Message),
-			ExitCode: ob.ExitCode, Actor: container.ActorSystem},
+			ExitCode: ob.ExitCode, Actor: container.ActorSystem, LastWords: lastWords},
 		Outbox: cleanup,
 	})
 	if err != nil {

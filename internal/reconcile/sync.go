@@ -314,7 +314,8 @@ func started(id string, st runtime.State, now time.Time) manager.Observation {
 	if st.StartedAt != nil {
 		at = *st.StartedAt
 	}
-	return manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: at, NodeName: st.Node, RuntimeID: st.RuntimeID}
+	return manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: at, NodeName: st.Node, RuntimeID: st.RuntimeID,
+		Endpoints: st.Endpoints}
 }
 
 // detail inspects one differing container for what a listing lacks (OOM

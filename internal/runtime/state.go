@@ -1,6 +1,10 @@
 package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+)
 
 // Phase is where a container is in its life on the runtime, in words every
 // runtime can map to.
@@ -47,4 +51,8 @@ type State struct {
 	CreatedAt  time.Time         `json:"created_at"`
 	StartedAt  *time.Time        `json:"started_at,omitempty"`
 	FinishedAt *time.Time        `json:"finished_at,omitempty"`
+	// Endpoints are where the container's published ports answer, set
+	// while it runs (PhaseRunning, PhasePaused) and empty otherwise,
+	// ordered by port and protocol. Inspect and List report them alike.
+	Endpoints []container.Endpoint `json:"endpoints,omitempty"`
 }

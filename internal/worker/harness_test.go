@@ -193,7 +193,8 @@ func newRigWith(t *testing.T, b teststores.Backend, slots int, groups manager.Gr
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := manager.New(manager.Options{Store: s, MaxPending: 50, Logger: logger, BindRoots: []string{"/srv/berth"}, Groups: groups})
+	m := manager.New(manager.Options{Store: s, MaxPending: 50, Logger: logger, BindRoots: []string{"/srv/berth"}, Groups: groups,
+		Logs: res})
 	r := &rig{t: t, store: s, m: m, rt: f, engine: eng}
 	if slots > 0 {
 		r.slots = worker.NewSlots(slots)

@@ -142,6 +142,10 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message)
 	if err := rt.Stop(ctx, ref, w.grace); err != nil && !runtime.IsNotFound(err) {
 		return err
 	}
+	var lastWords *container.LastWords
+	if manager.RequestedByPolicy(inst) {
+		lastWords = w.m.LastWords(ctx, inst)
+	}
 	var exit *int
 	// The runtime's own end time where it has one: a later start is
 	// reported in the runtime's clock and compared with it (a report from
@@ -155,7 +159,7 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message)
 	}
 	// An instance no longer stopping had its exit recorded by the state
 	// loop first.
-	err = w.m.Stopped(ctx, inst.ID, msg.OutboxID, finished, exit, w.now().UTC())
+	err = w.m.Stopped(ctx, inst.ID, msg.OutboxID, finished, exit, lastWords, w.now().UTC())
 	if errors.Is(err, store.ErrNotFound) {
 		return stale("instance deleted while stopping")
 	}
@@ -175,12 +179,17 @@ func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if err != nil {
 		return err
 	}
+	var lastWords *container.LastWords
+	if manager.RequestedByPolicy(inst) {
+		// Read before the container and its logs are gone.
+		lastWords = w.m.LastWords(ctx, inst)
+	}
 	// A ref without a node is looked up on every node: a create may have
 	// made the container before its node was recorded.
 	if err := rt.Delete(ctx, runtime.RefOf(inst)); err != nil {
 		return err
 	}
-	err = w.m.Deleted(ctx, inst.ID, msg.OutboxID, w.now().UTC())
+	err = w.m.Deleted(ctx, inst.ID, msg.OutboxID, lastWords, w.now().UTC())
 	if errors.Is(err, manager.ErrMoved) {
 		return stale("%v", err)
 	}
@@ -323,7 +332,7 @@ func (w *Worker) report(ctx context.Context, st runtime.State) error {
 			at = *st.StartedAt
 		}
 		if _, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: at,
-			NodeName: st.Node, RuntimeID: st.RuntimeID}); err != nil {
+			NodeName: st.Node, RuntimeID: st.RuntimeID, Endpoints: st.Endpoints}); err != nil {
 			return err
 		}
 	}

@@ -223,8 +223,10 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 		return
 	}
 	// Only while the operation still speaks for the instance (ownedStatuses).
+	// A create or start that failed may have run the process (a start
+	// timeout, a crash loop): its last words say why.
 	_, err := w.m.Fail(ctx, msg.InstanceID, manager.Failure{Reason: fmt.Sprintf("%s failed: %v", msg.Op, cause),
-		At: w.now().UTC(), While: ownedStatuses[msg.Op]})
+		At: w.now().UTC(), While: ownedStatuses[msg.Op], KeepLastWords: msg.Op == container.OpCreate || msg.Op == container.OpStart})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.WarnContext(ctx, "failing the instance", "error", err)
 	}

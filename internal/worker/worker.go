@@ -34,9 +34,9 @@ type Manager interface {
 	// Placed records where a create's container is while it is creating.
 	Placed(ctx context.Context, id, runtimeID, node string) error
 	// Stopped completes a stop (stopping → stopped, item completed).
-	Stopped(ctx context.Context, id, outboxID string, finished time.Time, exit *int, at time.Time) error
+	Stopped(ctx context.Context, id, outboxID string, finished time.Time, exit *int, words *container.LastWords, at time.Time) error
 	// Deleted removes a deleting instance whose container is gone.
-	Deleted(ctx context.Context, id, outboxID string, at time.Time) error
+	Deleted(ctx context.Context, id, outboxID string, words *container.LastWords, at time.Time) error
 	// Fail fails an instance with a reason and its group policy.
 	Fail(ctx context.Context, id string, f manager.Failure) (bool, error)
 	// ApplyCleanup carries out a group policy item on its member.
@@ -45,6 +45,9 @@ type Manager interface {
 	// create of inst makes stale and returns the ids of those that still
 	// exist (none: the create may go on).
 	ClearStaleMembers(ctx context.Context, inst container.Instance, requestID string) ([]string, error)
+	// LastWords are the last lines inst's container printed, bounded, for
+	// the event of its end; nil when there are none to keep.
+	LastWords(ctx context.Context, inst container.Instance) *container.LastWords
 }
 
 var _ Manager = (*manager.Manager)(nil)

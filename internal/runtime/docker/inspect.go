@@ -15,7 +15,8 @@ import (
 	"github.com/berth-io/berth/internal/runtime"
 )
 
-// Inspect reports the container's state, exit code, OOM kill and times.
+// Inspect reports the container's state, exit code, OOM kill and times,
+// and while it runs its endpoints.
 func (r *Runtime) Inspect(ctx context.Context, ref runtime.Ref) (runtime.State, error) {
 	h, name, err := r.locate(ctx, "inspect", ref)
 	if err != nil {
@@ -25,7 +26,7 @@ func (r *Runtime) Inspect(ctx context.Context, ref runtime.Ref) (runtime.State, 
 	if err != nil {
 		return runtime.State{}, classify(err, "inspect", ref.InstanceID, h.cfg.Name)
 	}
-	return stateFromInspect(h.cfg.Name, res.Container), nil
+	return withEndpoints(stateFromInspect(h.cfg.Name, res.Container), h.cfg.AdvertisedAddress(), inspectEndpoints(res.Container)), nil
 }
 
 // List reports berth's containers (of this scope) on every host, listed in
@@ -43,7 +44,7 @@ func (r *Runtime) List(ctx context.Context) ([]runtime.State, error) {
 				return
 			}
 			for _, c := range res.Items {
-				per[i] = append(per[i], stateFromSummary(h.cfg.Name, c))
+				per[i] = append(per[i], withEndpoints(stateFromSummary(h.cfg.Name, c), h.cfg.AdvertisedAddress(), summaryEndpoints(c)))
 			}
 		})
 	}

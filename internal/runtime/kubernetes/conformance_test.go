@@ -59,3 +59,16 @@ current-context: x
 	}
 	return rt
 }
+
+// TestEndpointsConformance runs the endpoint cases on the test cluster:
+// kwok gives a running Pod an IP, and its endpoints are that IP and the
+// container ports (berth makes no Service).
+func TestEndpointsConformance(t *testing.T) {
+	runtimetest.RunEndpoints(t, "", func(t *testing.T) runtimetest.Harness {
+		k := newKube(t, kubernetes.Options{})
+		return runtimetest.Harness{
+			Runtime: k.Runtime,
+			Running: func(*testing.T) container.Instance { return k.instance() },
+		}
+	})
+}

@@ -135,6 +135,7 @@ func stateOf(cl *cluster, pod *corev1.Pod) runtime.State {
 		// lost): no exit code, the Pod's reason instead.
 		s.Error = joinReason(pod.Status.Reason, pod.Status.Message)
 	}
+	s.Endpoints = podEndpoints(pod, s.Phase)
 	return s
 }
 

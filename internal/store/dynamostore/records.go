@@ -80,6 +80,8 @@ type instanceItem struct {
 	Version         int64             `dynamodbav:"version"`
 	EventSeq        int64             `dynamodbav:"event_seq"`
 	Spec            string            `dynamodbav:"spec"`
+	// Endpoints is the instance's container.Endpoints as JSON, like Spec.
+	Endpoints string `dynamodbav:"endpoints,omitempty"`
 }
 
 func marshalInstance(in container.Instance) (map[string]types.AttributeValue, error) {
@@ -94,6 +96,13 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 		RuntimeNodeName: in.RuntimeNodeName, CreatedAt: fmtTime(in.CreatedAt), UpdatedAt: fmtTime(in.UpdatedAt),
 		StartedAt: fmtTimePtr(in.StartedAt), FinishedAt: fmtTimePtr(in.FinishedAt),
 		Version: in.Version, EventSeq: in.EventSeq, Spec: string(spec),
+	}
+	if len(in.Endpoints) > 0 {
+		eps, err := json.Marshal(in.Endpoints)
+		if err != nil {
+			return nil, fmt.Errorf("encode endpoints of instance %q: %w", in.ID, err)
+		}
+		it.Endpoints = string(eps)
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -131,6 +140,11 @@ func unmarshalInstance(av map[string]types.AttributeValue) (container.Instance, 
 			return in, fmt.Errorf("decode instance %q spec: %w", it.ID, err)
 		}
 	}
+	if it.Endpoints != "" {
+		if err := json.Unmarshal([]byte(it.Endpoints), &in.Endpoints); err != nil {
+			return in, fmt.Errorf("decode instance %q endpoints: %w", it.ID, err)
+		}
+	}
 	return in, nil
 }
 
@@ -146,8 +160,11 @@ type eventItem struct {
 	Message    string `dynamodbav:"message,omitempty"`
 	ExitCode   *int   `dynamodbav:"exit_code,omitempty"`
 	Actor      string `dynamodbav:"actor,omitempty"`
-	DeletedAt  string `dynamodbav:"deleted_at,omitempty"`
-	ExpiresAt  int64  `dynamodbav:"expires_at,omitempty"`
+	// LastWords is the event's container.LastWords as JSON (like an
+	// instance's spec): one string attribute, whatever the lines hold.
+	LastWords string `dynamodbav:"last_words,omitempty"`
+	DeletedAt string `dynamodbav:"deleted_at,omitempty"`
+	ExpiresAt int64  `dynamodbav:"expires_at,omitempty"`
 }
 
 // markerSeq is the sort key of a deleted instance's deletion marker.
@@ -157,6 +174,13 @@ func marshalEvent(ev container.Event, expiresAt int64) (map[string]types.Attribu
 	it := eventItem{
 		InstanceID: ev.InstanceID, Seq: ev.Seq, Type: ev.Type, From: string(ev.From), To: string(ev.To),
 		At: fmtTime(ev.At), Message: ev.Message, ExitCode: ev.ExitCode, Actor: ev.Actor, ExpiresAt: expiresAt,
+	}
+	if ev.LastWords != nil {
+		b, err := json.Marshal(ev.LastWords)
+		if err != nil {
+			return nil, fmt.Errorf("encode event %s/%d last words: %w", ev.InstanceID, ev.Seq, err)
+		}
+		it.LastWords = string(b)
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -178,10 +202,17 @@ func (it eventItem) event() (container.Event, error) {
 	if err != nil {
 		return container.Event{}, fmt.Errorf("decode event %s/%d at: %w", it.InstanceID, it.Seq, err)
 	}
-	return container.Event{
+	ev := container.Event{
 		InstanceID: it.InstanceID, Seq: it.Seq, Type: it.Type, From: fsm.Status(it.From),
 		To: fsm.Status(it.To), At: at, Message: it.Message, ExitCode: it.ExitCode, Actor: it.Actor,
-	}, nil
+	}
+	if it.LastWords != "" {
+		ev.LastWords = new(container.LastWords)
+		if err := json.Unmarshal([]byte(it.LastWords), ev.LastWords); err != nil {
+			return container.Event{}, fmt.Errorf("decode event %s/%d last words: %w", it.InstanceID, it.Seq, err)
+		}
+	}
+	return ev, nil
 }
 
 // outboxItem is an outbox item as stored. Undispatched is set (to

@@ -117,6 +117,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"AdmissionReleasedOnLeavingCreate", testAdmissionRelease},
 		{"RepairAdmission", testRepairAdmission},
 		{"AppendEvent", testAppendEvent},
+		{"LastWords", testLastWords},
+		{"Endpoints", testEndpoints},
 		{"DeleteKeepsEventsForRetention", testDelete},
 		{"DeleteErrors", testDeleteErrors},
 		{"ListFiltersAndOwners", testListFilters},
