@@ -37,6 +37,11 @@ const OpenAPIRoutePath = "/api/openapi.json"
 // detailed /healthz stays behind the authorizer under APIRoutePath.
 var ProbeRoutePaths = []string{"/livez", "/readyz"}
 
+// ConsoleRoutePaths are the web console's routes without the authorizer (GET only): its static
+// files (internal/console) hold no user data, and the page sends the token it signs in for to
+// the API routes, which keep the authorizer. GET / sends a browser to /console.
+var ConsoleRoutePaths = []string{"/", "/console", "/console/{proxy+}"}
+
 // accessLogFormat is a stage access log line: JSON with the request id and the caller (the
 // token's sub), never the token.
 const accessLogFormat = `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","requestTime":"$context.requestTime",` +
@@ -96,7 +101,7 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 		Integration: integration,
 		Authorizer:  awsapigatewayv2.NewHttpNoneAuthorizer(),
 	})
-	for _, path := range ProbeRoutePaths {
+	for _, path := range append(append([]string{}, ProbeRoutePaths...), ConsoleRoutePaths...) {
 		a.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(path),
 			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
@@ -136,7 +141,7 @@ func (a *API) newUserPool(p Props) {
 		UsernameAttributes:     jsii.Strings("email"),
 		AutoVerifiedAttributes: jsii.Strings("email"),
 		// A password alone reaches running containers: MFA is offered to everyone, and
-		// UserPoolMfa=ON requires it. Threat protection: as template.yaml (docs/deploy.md).
+		// UserPoolMfa=ON requires it.
 		MfaConfiguration: jsii.String(p.UserPoolMfa),
 		EnabledMfas:      jsii.Strings("SOFTWARE_TOKEN_MFA"),
 		Policies: &awscognito.CfnUserPool_PoliciesProperty{
@@ -146,6 +151,13 @@ func (a *API) newUserPool(p Props) {
 			},
 		},
 	})
+	if p.UserPoolThreatProtection != "OFF" {
+		// Threat protection is a feature of the Plus plan only.
+		a.UserPool.SetUserPoolTier(jsii.String("PLUS"))
+		a.UserPool.SetUserPoolAddOns(&awscognito.CfnUserPool_UserPoolAddOnsProperty{
+			AdvancedSecurityMode: jsii.String(p.UserPoolThreatProtection),
+		})
+	}
 	a.UserPoolClient = awscognito.NewCfnUserPoolClient(a.Construct, jsii.String("UserPoolClient"), &awscognito.CfnUserPoolClientProps{
 		UserPoolId:                 a.UserPool.Ref(),
 		ClientName:                 jsii.String(*awscdk.Aws_STACK_NAME() + "-cli"),

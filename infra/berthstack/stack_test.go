@@ -506,8 +506,12 @@ func TestAuth(t *testing.T) {
 	// The probes without a token (docs/api.md); /healthz stays under the authorized proxy route.
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET /livez", "AuthorizationType": "NONE"})
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET /readyz", "AuthorizationType": "NONE"})
-	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 4 {
-		t.Errorf("%d routes, want 4 (every path behind the authorizer but the OpenAPI document, /livez and /readyz)", n)
+	// The console's static files without a token: the page signs in itself (#29).
+	for _, path := range ConsoleRoutePaths {
+		s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + path, "AuthorizationType": "NONE"})
+	}
+	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 7 {
+		t.Errorf("%d routes, want 7 (every path behind the authorizer but the OpenAPI document, /livez, /readyz and the console's three)", n)
 	}
 }
 
@@ -591,5 +595,30 @@ func TestUserPoolMfa(t *testing.T) {
 			"EnabledMfas":      []any{"SOFTWARE_TOKEN_MFA"},
 			"Policies":         map[string]any{"PasswordPolicy": map[string]any{"MinimumLength": 12, "RequireSymbols": true}},
 		})
+	}
+}
+
+// TestUserPoolThreatProtection: threat protection off leaves the pool on its default plan;
+// AUDIT or ENFORCED puts it on the Plus plan with that mode (cdk-nag's COG8 then holds without
+// a suppression: TestNag's prod case).
+func TestUserPoolThreatProtection(t *testing.T) {
+	for _, mode := range UserPoolThreatProtectionChoices {
+		s := synth(t, withProps(func(p *Props) { p.UserPoolThreatProtection = mode }))
+		pools := s.ofType("AWS::Cognito::UserPool")
+		if len(pools) != 1 {
+			t.Fatalf("%s: %d user pools", mode, len(pools))
+		}
+		for _, props := range pools {
+			tier, addOns := props["UserPoolTier"], props["UserPoolAddOns"]
+			if mode == "OFF" {
+				if tier != nil || addOns != nil {
+					t.Errorf("OFF: tier %v, add-ons %v; want neither", tier, addOns)
+				}
+				continue
+			}
+			if m, _ := addOns.(map[string]any); tier != "PLUS" || len(m) != 1 || m["AdvancedSecurityMode"] != mode {
+				t.Errorf("%s: tier %v, add-ons %v; want PLUS and AdvancedSecurityMode %s", mode, tier, addOns, mode)
+			}
+		}
 	}
 }

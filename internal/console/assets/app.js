@@ -48,6 +48,21 @@ async function api(method, path, body, token = session.token) {
   return data;
 }
 
+// apiText GETs a plain-text answer (the logs route): its text, or an
+// APIError with the server's problem.
+async function apiText(path) {
+  const headers = { Accept: "text/plain" };
+  if (session.token) headers.Authorization = "Bearer " + session.token;
+  const resp = await fetch(path, { headers, cache: "no-store" });
+  const text = await resp.text();
+  if (!resp.ok) {
+    let problem;
+    try { problem = JSON.parse(text); } catch { problem = { detail: text }; }
+    throw new APIError(resp.status, problem);
+  }
+  return text;
+}
+
 // el builds an element: el("a", {href: "#"}, "text", child…). Text is always
 // text (never parsed as HTML), so API data cannot inject markup.
 function el(tag, attrs, ...children) {
@@ -337,7 +352,8 @@ function instancePage(id) {
   const actErr = el("div");
   const spec = el("div");
   const timeline = el("div");
-  const h1 = page("Container", head, actions, confirmBox, actErr, el("h2", {}, "Spec"), spec, el("h2", {}, "Timeline"), timeline);
+  const logs = logsPanel(path, () => inst);
+  const h1 = page("Container", head, actions, confirmBox, actErr, el("h2", {}, "Spec"), spec, logs.box, el("h2", {}, "Timeline"), timeline);
   let inst = null, lastVersion = -1, gone = false;
 
   const doAction = async (action) => {
@@ -410,6 +426,7 @@ function instancePage(id) {
       const changed = i.version !== lastVersion;
       render(i);
       if (changed) await loadEvents();
+      logs.tick(i);
     } catch (e) {
       if (e.status === 404 && inst) {
         gone = true;
@@ -424,6 +441,53 @@ function instancePage(id) {
   };
   load().catch((e) => { head.replaceChildren(errorBox(e)); });
   every(POLL_MS, load);
+}
+
+// LOG_TAIL is how many of the last lines the logs panel shows; while the
+// container runs they are read again every LOG_EVERY_MS.
+const LOG_TAIL = 200;
+const LOG_EVERY_MS = 5000;
+
+// logsPanel is the instance page's logs: the last LOG_TAIL lines the
+// container printed (GET .../logs?tail=…), read again while it runs, and
+// on demand. Where the deployment serves no logs (501, the api function on
+// AWS) or the container has no output yet (409), it says so.
+function logsPanel(path, current) {
+  const ids = { h: uid("logs-h") };
+  const out = el("pre", { id: "logs", class: "logs", tabindex: "0", "aria-labelledby": ids.h }, "");
+  const note = el("p", { class: "muted", id: "logs-note" });
+  let busy = false, lastStatus = "", shown = false, lastLoad = 0;
+  const load = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const text = await apiText(path + "/logs" + qs({ tail: String(LOG_TAIL), timestamps: "true" }));
+      out.textContent = text;
+      note.textContent = text ? `The last ${LOG_TAIL} lines at most, with their times.` : "No output yet.";
+    } catch (e) {
+      out.textContent = "";
+      if (e.status === 501) note.textContent = "This deployment does not serve logs (on AWS, read them with the Docker or cluster tools).";
+      else if (e.status === 409) note.textContent = "No output to read now: " + (e.problem.detail || "the container is not there yet") + ".";
+      else note.textContent = problemText(e);
+    } finally {
+      busy = false;
+      shown = true;
+    }
+  };
+  const refresh = el("button", { type: "button", id: "logs-refresh", onclick: load }, "Refresh logs");
+  const box = el("section", { "aria-labelledby": ids.h }, el("h2", { id: ids.h }, "Logs"), el("div", { class: "actions" }, refresh), note, out);
+  // tick follows the instance: its logs are read when it is first shown,
+  // when its status changes, and again on each poll while it runs.
+  const tick = (i) => {
+    if (!i) return;
+    const now = Date.now();
+    if (!shown || i.status !== lastStatus || (i.status === "running" && now - lastLoad >= LOG_EVERY_MS)) {
+      lastLoad = now;
+      load();
+    }
+    lastStatus = i.status;
+  };
+  return { box, tick };
 }
 
 // ---- groups ----
