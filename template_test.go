@@ -178,6 +178,8 @@ func (c *cfnTemplate) resolve(v any) string {
 				return noValue
 			case "AWS::StackName":
 				return "berth-test"
+			case "AWS::Region":
+				return "eu-west-1"
 			}
 			if p := asMap(asMap(c.doc["Parameters"])[name]); p != nil {
 				return scalar(p["Default"])
@@ -945,5 +947,38 @@ func TestTemplateVPCAccessOnlyWithVpc(t *testing.T) {
 	}
 	if withVpc != 3 {
 		t.Errorf("%d functions with a VpcConfig, want 3 (the workers and the reconciler)", withVpc)
+	}
+}
+
+// TestTemplateConsoleSignIn: the web console signs in with the stack's
+// pool through a client of its own, public (no secret) and on the code
+// flow only, whose callback is the console's address on this API, on
+// hosted pages at a domain of the stack's own; the authorizer accepts its
+// tokens, and the api function tells the console where the provider is
+// (the pool, or JwtIssuer with the first of JwtAudience).
+func TestTemplateConsoleSignIn(t *testing.T) {
+	c := loadTemplate(t)
+	cl := c.resource("ConsoleUserPoolClient", "AWS::Cognito::UserPoolClient")
+	if cl["GenerateSecret"] != false || cl["AllowedOAuthFlowsUserPoolClient"] != true ||
+		!reflect.DeepEqual(cl["AllowedOAuthFlows"], []any{"code"}) || !slices.Contains(asList(cl["AllowedOAuthScopes"]), any("openid")) {
+		t.Errorf("console client %v: want a public client on the code flow with openid", cl)
+	}
+	callback := map[string]any{"Fn::Sub": "${HttpApi.ApiEndpoint}/console"}
+	if !reflect.DeepEqual(cl["CallbackURLs"], []any{callback}) || !reflect.DeepEqual(cl["LogoutURLs"], []any{callback}) {
+		t.Errorf("console client callbacks %v %v: want the console's address only", cl["CallbackURLs"], cl["LogoutURLs"])
+	}
+	if d := c.resource("UserPoolDomain", "AWS::Cognito::UserPoolDomain"); paramOf(d["UserPoolId"]) != "UserPool" || !strings.Contains(fmt.Sprint(d["Domain"]), "AWS::StackId") {
+		t.Errorf("user pool domain %v: want the pool's, named from the stack id", d)
+	}
+	audIf := asList(asMap(asMap(c.resource("HttpApiAuthorizer", "AWS::ApiGatewayV2::Authorizer")["JwtConfiguration"])["Audience"])["Fn::If"])
+	if len(audIf) != 3 || !slices.ContainsFunc(asList(audIf[1]), func(v any) bool { return paramOf(v) == "ConsoleUserPoolClient" }) {
+		t.Errorf("authorizer audience %v: want the console client with the pool", audIf)
+	}
+	env := c.env("ApiFunction")
+	if s := fmt.Sprint(env["BERTH_AUTH_OIDC_ISSUER"]); !strings.Contains(s, "cognito-idp") || !strings.Contains(s, "JwtIssuer") {
+		t.Errorf("BERTH_AUTH_OIDC_ISSUER %s: want the pool's issuer or JwtIssuer", s)
+	}
+	if s := fmt.Sprint(env["BERTH_AUTH_OIDC_CLIENT_ID"]); !strings.Contains(s, "ConsoleUserPoolClient") || !strings.Contains(s, "JwtAudience") {
+		t.Errorf("BERTH_AUTH_OIDC_CLIENT_ID %s: want the console client or the first of JwtAudience", s)
 	}
 }

@@ -482,7 +482,8 @@ func TestAuth(t *testing.T) {
 		s.has(t, "AWS::ApiGatewayV2::Authorizer", map[string]any{
 			"AuthorizerType": "JWT",
 			"JwtConfiguration": map[string]any{
-				"Audience": []any{ref(client)},
+				// The CLI's client and the web console's (TestConsoleSignIn).
+				"Audience": []any{ref(client), ref(s.logicalID(t, s.stack.API.ConsoleClient))},
 				"Issuer":   map[string]any{"Fn::Join": []any{"", []any{"https://cognito-idp.", ref("AWS::Region"), ".amazonaws.com/", ref(pool)}}},
 			},
 		})
@@ -620,5 +621,34 @@ func TestUserPoolThreatProtection(t *testing.T) {
 				t.Errorf("%s: tier %v, add-ons %v; want PLUS and AdvancedSecurityMode %s", mode, tier, addOns, mode)
 			}
 		}
+	}
+}
+
+// TestConsoleSignIn: with the stack's pool, the console has its own public client on the code
+// flow whose callback is the console's address, hosted pages at the stack's domain, and the
+// authorizer accepts its tokens; the api function names the provider to the console (the pool
+// and that client, or JwtIssuer and the first of JwtAudience).
+func TestConsoleSignIn(t *testing.T) {
+	s := synth(t, DefaultProps())
+	consoleURL := map[string]any{"Fn::Join": []any{"", []any{getAtt(s.logicalID(t, s.stack.API.HTTPAPI), "ApiEndpoint"), "/console"}}}
+	s.has(t, "AWS::Cognito::UserPoolClient", map[string]any{
+		"GenerateSecret": false, "AllowedOAuthFlowsUserPoolClient": true, "AllowedOAuthFlows": []any{"code"},
+		"CallbackURLs": []any{consoleURL}, "LogoutURLs": []any{consoleURL},
+	})
+	if n := len(s.ofType("AWS::Cognito::UserPoolDomain")); n != 1 {
+		t.Errorf("%d user pool domains, want 1", n)
+	}
+	console := s.logicalID(t, s.stack.API.ConsoleClient)
+	s.has(t, "AWS::ApiGatewayV2::Authorizer", map[string]any{"JwtConfiguration": map[string]any{
+		"Audience": []any{ref(s.logicalID(t, s.stack.API.UserPoolClient)), ref(console)}}})
+	env := s.props(t, s.logicalID(t, s.stack.API.Function))["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if fmt.Sprint(env[envOIDCClientID]) != fmt.Sprint(ref(console)) || !strings.Contains(fmt.Sprint(env[envOIDCIssuer]), "cognito-idp") {
+		t.Errorf("api function's provider: %v %v", env[envOIDCIssuer], env[envOIDCClientID])
+	}
+
+	ext := synth(t, withProps(func(p *Props) { p.JWTIssuer = "https://login.example.com/"; p.JWTAudience = []string{"web", "cli"} }))
+	env = ext.props(t, ext.logicalID(t, ext.stack.API.Function))["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if env[envOIDCIssuer] != "https://login.example.com/" || env[envOIDCClientID] != "web" {
+		t.Errorf("api function's provider with an external issuer: %v %v", env[envOIDCIssuer], env[envOIDCClientID])
 	}
 }
