@@ -18,13 +18,13 @@ import (
 	"github.com/berth-io/berth/internal/testenv"
 )
 
-// standInIdP is an OpenID Connect provider on loopback that does what the
+// standInProvider is an OpenID Connect provider on loopback that does what the
 // console's sign-in needs of Cognito or another issuer, strictly: discovery,
 // an authorization endpoint that takes only S256 challenges for its one
 // client and callback, and a token endpoint that gives a token once per
 // code, to the verifier of that code's challenge. The token it gives is one
 // berth serve's auth.tokens accepts, so the API answers the page.
-type standInIdP struct {
+type standInProvider struct {
 	t        *testing.T
 	srv      *httptest.Server
 	clientID string
@@ -38,8 +38,8 @@ type standInIdP struct {
 	refused   []string          // why other requests were refused
 }
 
-func newStandInIdP(t *testing.T, clientID, consoleBase, token string) *standInIdP {
-	p := &standInIdP{t: t, clientID: clientID, redirect: consoleBase + "/console", origin: consoleBase, token: token,
+func newStandInProvider(t *testing.T, clientID, consoleBase, token string) *standInProvider {
+	p := &standInProvider{t: t, clientID: clientID, redirect: consoleBase + "/console", origin: consoleBase, token: token,
 		codes: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +55,7 @@ func newStandInIdP(t *testing.T, clientID, consoleBase, token string) *standInId
 	return p
 }
 
-func (p *standInIdP) refuse(w http.ResponseWriter, status int, why string) {
+func (p *standInProvider) refuse(w http.ResponseWriter, status int, why string) {
 	p.mu.Lock()
 	p.refused = append(p.refused, why)
 	p.mu.Unlock()
@@ -64,7 +64,7 @@ func (p *standInIdP) refuse(w http.ResponseWriter, status int, why string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_request", "error_description": why})
 }
 
-func (p *standInIdP) authorize(w http.ResponseWriter, r *http.Request) {
+func (p *standInProvider) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	switch {
 	case q.Get("response_type") != "code":
@@ -88,7 +88,7 @@ func (p *standInIdP) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (p *standInIdP) exchange(w http.ResponseWriter, r *http.Request) {
+func (p *standInProvider) exchange(w http.ResponseWriter, r *http.Request) {
 	// The page calls from the console's origin: CORS, as Cognito's token
 	// endpoint answers a browser.
 	if r.Header.Get("Origin") != p.origin {
@@ -123,7 +123,7 @@ func (p *standInIdP) exchange(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (p *standInIdP) counts() (exchanged int, refused []string) {
+func (p *standInProvider) counts() (exchanged int, refused []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.exchanged, append([]string(nil), p.refused...)
@@ -141,7 +141,7 @@ func TestConsoleSignInWithPKCE(t *testing.T) {
 	// is on AWS.
 	e.addr = testenv.FreeAddr(t)
 	base := "http://" + e.addr
-	idp := newStandInIdP(t, "berth-console", base, aliceToken)
+	idp := newStandInProvider(t, "berth-console", base, aliceToken)
 	t.Setenv("BERTH_AUTH_OIDC_ISSUER", idp.srv.URL)
 	t.Setenv("BERTH_AUTH_OIDC_CLIENT_ID", "berth-console")
 	e.start()

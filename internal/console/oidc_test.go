@@ -33,7 +33,7 @@ func discoveryServer(t *testing.T, doc func(base string) map[string]string) (*ht
 
 func serveWith(h http.Handler, path string) *http.Response {
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
 	return w.Result()
 }
 
