@@ -21,8 +21,9 @@ var stackNagSuppressions = []NagSuppression{
 		`^Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole$`,
 		`^Policy::arn:<AWS::Partition>:iam::aws:policy/AWSXrayWriteOnlyAccess$`,
 		`^Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole$`,
-	}, Reason: "AWS's own narrow policies for a Lambda function's logs, X-Ray segments and VPC network interfaces, " +
-		"the ones SAM attaches to template.yaml's roles; a copy would only fall behind them"},
+	}, Reason: "AWS's own narrow policies for a Lambda function's logs, X-Ray segments and VPC network interfaces " +
+		"(the last only on the functions in a VPC, when SubnetIds is set), as template.yaml's roles have them; " +
+		"a copy would only fall behind them"},
 	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::<Tables[A-Za-z0-9]+\.Arn>/index/\*$`},
 		Reason: "the indexes of one berth table (by_owner, by_status_key, undispatched), named by its ARN: DynamoDB " +
 			"grants queries per index ARN and the set of indexes is the table's own"},
