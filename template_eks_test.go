@@ -17,7 +17,7 @@ func TestTemplateEKSClusters(t *testing.T) {
 	}
 	for _, f := range functions {
 		var grants []map[string]any
-		for _, pol := range asList(c.resource(f.logicalID, "AWS::Serverless::Function")["Policies"]) {
+		for _, pol := range c.functionPolicies(f.logicalID) {
 			p := asMap(pol)
 			cond := ""
 			if ifs := asList(p["Fn::If"]); ifs != nil {

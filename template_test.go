@@ -84,14 +84,52 @@ func (c *cfnTemplate) resource(name, typ string) map[string]any {
 	if r == nil || r["Type"] != typ {
 		c.t.Fatalf("resource %s: want a %s, got %v", name, typ, r["Type"])
 	}
-	return asMap(r["Properties"])
+	return defaultProperties(r)
+}
+
+// defaultProperties are a resource's properties; where a condition chooses
+// the whole block (UserPool), the block goformation reads: the one of the
+// parameters' defaults, the second (TestTemplateUserPoolThreatProtection
+// holds that).
+func defaultProperties(r map[string]any) map[string]any {
+	props := asMap(r["Properties"])
+	if branches, ok := props["Fn::If"].([]any); ok && len(branches) == 3 {
+		return asMap(branches[2])
+	}
+	return props
+}
+
+// functionPolicies are a function's inline policies as its Policies
+// property lists them ({Statement: …}, or !If [condition, {Statement: …},
+// AWS::NoValue]), whether SAM makes its role or the template writes the
+// role out (Role: !GetAtt <role>.Arn, whose PolicyDocuments they are).
+func (c *cfnTemplate) functionPolicies(logicalID string) []any {
+	c.t.Helper()
+	fn := c.resource(logicalID, "AWS::Serverless::Function")
+	role := getAtt(fn["Role"])
+	if role == nil {
+		return asList(fn["Policies"])
+	}
+	if fn["Policies"] != nil {
+		c.t.Errorf("%s: both Role and Policies", logicalID)
+	}
+	var out []any
+	for _, p := range asList(c.resource(role[0], "AWS::IAM::Role")["Policies"]) {
+		p := asMap(p)
+		if ifs := asList(p["Fn::If"]); len(ifs) == 3 {
+			out = append(out, map[string]any{"Fn::If": []any{ifs[0], asMap(ifs[1])["PolicyDocument"], ifs[2]}})
+			continue
+		}
+		out = append(out, p["PolicyDocument"])
+	}
+	return out
 }
 
 func (c *cfnTemplate) resourcesOf(typ string) map[string]map[string]any {
 	out := map[string]map[string]any{}
 	for name, r := range asMap(c.doc["Resources"]) {
 		if asMap(r)["Type"] == typ {
-			out[name] = asMap(asMap(r)["Properties"])
+			out[name] = defaultProperties(asMap(r))
 		}
 	}
 	return out
@@ -140,6 +178,8 @@ func (c *cfnTemplate) resolve(v any) string {
 				return noValue
 			case "AWS::StackName":
 				return "berth-test"
+			case "AWS::Region":
+				return "eu-west-1"
 			}
 			if p := asMap(asMap(c.doc["Parameters"])[name]); p != nil {
 				return scalar(p["Default"])
@@ -593,6 +633,42 @@ func TestTemplateUserPoolMfa(t *testing.T) {
 	}
 }
 
+// TestTemplateUserPoolThreatProtection: UserPoolThreatProtection (off by
+// default, ENFORCED in samconfig.toml's prod) chooses the pool's properties
+// block; the two blocks differ in the Plus feature plan and the add-on's mode
+// only, and goformation reads the default's block (the second) typed.
+func TestTemplateUserPoolThreatProtection(t *testing.T) {
+	c := loadTemplate(t)
+	r := asMap(asMap(c.doc["Resources"])["UserPool"])
+	branches, _ := asMap(r["Properties"])["Fn::If"].([]any)
+	if len(branches) != 3 || branches[0] != "ThreatProtection" {
+		t.Fatalf("UserPool's Properties are not !If [ThreatProtection, …, …]: %v", r["Properties"])
+	}
+	on, off := maps.Clone(asMap(branches[1])), asMap(branches[2])
+	if on["UserPoolTier"] != "PLUS" || paramOf(asMap(on["UserPoolAddOns"])["AdvancedSecurityMode"]) != "UserPoolThreatProtection" {
+		t.Errorf("with threat protection: tier %v, add-ons %v; want PLUS and !Ref UserPoolThreatProtection", on["UserPoolTier"], on["UserPoolAddOns"])
+	}
+	delete(on, "UserPoolTier")
+	delete(on, "UserPoolAddOns")
+	if !reflect.DeepEqual(on, off) {
+		t.Errorf("the two UserPool blocks differ beyond the tier and add-ons:\n%v\n%v", on, off)
+	}
+	cond := asMap(asMap(c.doc["Conditions"])["ThreatProtection"])
+	if !strings.Contains(fmt.Sprint(cond), "UserPoolThreatProtection") || !strings.Contains(fmt.Sprint(cond), "OFF") {
+		t.Errorf("condition ThreatProtection %v: want UserPoolThreatProtection other than OFF", cond)
+	}
+	if d := scalar(c.param("UserPoolThreatProtection")["Default"]); d != "OFF" {
+		t.Errorf("UserPoolThreatProtection defaults to %q, want OFF (goformation reads the default's block)", d)
+	}
+	raw, err := os.ReadFile("samconfig.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "UserPoolThreatProtection=ENFORCED") {
+		t.Error("samconfig.toml's prod does not enforce threat protection (UserPoolThreatProtection=ENFORCED)")
+	}
+}
+
 // TestTemplateDispatch: the stream mapping is bounded and ends in a queue
 // for the operator, the schedule drives the reconciler, and the outbox
 // alarm watches the metric the sweep emits.
@@ -685,7 +761,7 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 		}
 	}
 	for _, f := range functions {
-		for _, pol := range asList(c.resource(f.logicalID, "AWS::Serverless::Function")["Policies"]) {
+		for _, pol := range c.functionPolicies(f.logicalID) {
 			p := asMap(pol)
 			if ifs := asList(p["Fn::If"]); ifs != nil {
 				p = asMap(ifs[1])
@@ -753,7 +829,9 @@ func TestTemplateAPI(t *testing.T) {
 		t.Errorf("route %v: want GET /api/openapi.json without authorizer, to the same integration", doc)
 	}
 	// The probes, to anyone (docs/api.md); /healthz stays under the proxy route.
-	public := map[string]string{"HttpApiOpenAPIRoute": "GET /api/openapi.json", "HttpApiLivezRoute": "GET /livez", "HttpApiReadyzRoute": "GET /readyz"}
+	// The console's static files too (#29): the page signs in itself.
+	public := map[string]string{"HttpApiOpenAPIRoute": "GET /api/openapi.json", "HttpApiLivezRoute": "GET /livez", "HttpApiReadyzRoute": "GET /readyz",
+		"HttpApiConsoleRootRoute": "GET /", "HttpApiConsoleRoute": "GET /console", "HttpApiConsoleAssetsRoute": "GET /console/{proxy+}"}
 	for name, key := range public {
 		if r := c.resource(name, "AWS::ApiGatewayV2::Route"); r["RouteKey"] != key || r["AuthorizationType"] != "NONE" || !reflect.DeepEqual(r["Target"], route["Target"]) {
 			t.Errorf("route %s %v: want %s without authorizer, to the same integration", name, r, key)
@@ -854,5 +932,76 @@ func TestSamconfig(t *testing.T) {
 	}
 	if len(slices.Compact(slices.Sorted(maps.Values(prefixes)))) != len(prefixes) {
 		t.Errorf("two environments share tables: %v", prefixes)
+	}
+}
+
+// TestTemplateVPCAccessOnlyWithVpc: a function with a VpcConfig has a role
+// the template writes out (SAM would give the role it makes the VPC access
+// policy even when HasVpc leaves the VpcConfig out), and that role has the
+// policy only under HasVpc.
+func TestTemplateVPCAccessOnlyWithVpc(t *testing.T) {
+	c := loadTemplate(t)
+	withVpc := 0
+	for name, fn := range c.resourcesOf("AWS::Serverless::Function") {
+		if fn["VpcConfig"] == nil {
+			continue
+		}
+		withVpc++
+		role := getAtt(fn["Role"])
+		if role == nil {
+			t.Errorf("%s has a VpcConfig and no role of its own: SAM would attach the VPC access policy unconditionally", name)
+			continue
+		}
+		var unconditional, conditional int
+		for _, arn := range asList(c.resource(role[0], "AWS::IAM::Role")["ManagedPolicyArns"]) {
+			text, _ := json.Marshal(arn)
+			if !strings.Contains(string(text), "AWSLambdaVPCAccessExecutionRole") {
+				continue
+			}
+			if ifs := asList(asMap(arn)["Fn::If"]); len(ifs) == 3 && ifs[0] == "HasVpc" && strings.Contains(fmt.Sprint(ifs[2]), "AWS::NoValue") {
+				conditional++
+			} else {
+				unconditional++
+			}
+		}
+		if conditional != 1 || unconditional != 0 {
+			t.Errorf("%s: the VPC access policy %d times under HasVpc and %d times without, want once under HasVpc", role[0], conditional, unconditional)
+		}
+	}
+	if withVpc != 3 {
+		t.Errorf("%d functions with a VpcConfig, want 3 (the workers and the reconciler)", withVpc)
+	}
+}
+
+// TestTemplateConsoleSignIn: the web console signs in with the stack's
+// pool through a client of its own, public (no secret) and on the code
+// flow only, whose callback is the console's address on this API, on
+// hosted pages at a domain of the stack's own; the authorizer accepts its
+// tokens, and the api function tells the console where the provider is
+// (the pool, or JwtIssuer with the first of JwtAudience).
+func TestTemplateConsoleSignIn(t *testing.T) {
+	c := loadTemplate(t)
+	cl := c.resource("ConsoleUserPoolClient", "AWS::Cognito::UserPoolClient")
+	if cl["GenerateSecret"] != false || cl["AllowedOAuthFlowsUserPoolClient"] != true ||
+		!reflect.DeepEqual(cl["AllowedOAuthFlows"], []any{"code"}) || !slices.Contains(asList(cl["AllowedOAuthScopes"]), any("openid")) {
+		t.Errorf("console client %v: want a public client on the code flow with openid", cl)
+	}
+	callback := map[string]any{"Fn::Sub": "${HttpApi.ApiEndpoint}/console"}
+	if !reflect.DeepEqual(cl["CallbackURLs"], []any{callback}) || !reflect.DeepEqual(cl["LogoutURLs"], []any{callback}) {
+		t.Errorf("console client callbacks %v %v: want the console's address only", cl["CallbackURLs"], cl["LogoutURLs"])
+	}
+	if d := c.resource("UserPoolDomain", "AWS::Cognito::UserPoolDomain"); paramOf(d["UserPoolId"]) != "UserPool" || !strings.Contains(fmt.Sprint(d["Domain"]), "AWS::StackId") {
+		t.Errorf("user pool domain %v: want the pool's, named from the stack id", d)
+	}
+	audIf := asList(asMap(asMap(c.resource("HttpApiAuthorizer", "AWS::ApiGatewayV2::Authorizer")["JwtConfiguration"])["Audience"])["Fn::If"])
+	if len(audIf) != 3 || !slices.ContainsFunc(asList(audIf[1]), func(v any) bool { return paramOf(v) == "ConsoleUserPoolClient" }) {
+		t.Errorf("authorizer audience %v: want the console client with the pool", audIf)
+	}
+	env := c.env("ApiFunction")
+	if s := fmt.Sprint(env["BERTH_AUTH_OIDC_ISSUER"]); !strings.Contains(s, "cognito-idp") || !strings.Contains(s, "JwtIssuer") {
+		t.Errorf("BERTH_AUTH_OIDC_ISSUER %s: want the pool's issuer or JwtIssuer", s)
+	}
+	if s := fmt.Sprint(env["BERTH_AUTH_OIDC_CLIENT_ID"]); !strings.Contains(s, "ConsoleUserPoolClient") || !strings.Contains(s, "JwtAudience") {
+		t.Errorf("BERTH_AUTH_OIDC_CLIENT_ID %s: want the console client or the first of JwtAudience", s)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/testenv"
 )
@@ -203,6 +204,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	e := newServeEnv(t, serveOptions{noImageRefresh: true})
 	e.start()
 	e.putTemplates()
+	e.must(e.call("PUT", "/api/templates/talker", adminToken, container.Template{Runtime: "docker", Image: e.image,
+		PullPolicy: container.PullNever, Command: []string{"sh", "-c", "echo console-logs-line; exec sleep 3600"}}), http.StatusCreated)
 	bobs := e.instance(e.must(e.call("POST", "/api/containers", bobToken, map[string]string{"template": "sleeper", "name": "bobs-secret"}), http.StatusAccepted))
 	grouped := e.instance(e.must(e.call("POST", "/api/containers", aliceToken, map[string]string{"template": "sleeper", "name": "step-1", "group": "nightly"}), http.StatusAccepted))
 	e.waitFor(grouped.ID, fsm.Running, time.Minute)
@@ -285,6 +288,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	if s := b.text(`#main .error`); !strings.Contains(s, "404") {
 		t.Errorf("bob's container by id: %q, want a 404", s)
 	}
+
+	// The logs panel: what a container printed, through the logs route.
+	talker := e.instance(e.must(e.call("POST", "/api/containers", aliceToken, map[string]string{"template": "talker", "name": "talker-1"}), http.StatusAccepted))
+	e.waitFor(talker.ID, fsm.Running, time.Minute)
+	b.open("#/containers/"+talker.ID, `#logs-refresh`)
+	b.run("reading the logs", 60*time.Second, poll(`document.getElementById("logs").innerText.includes("console-logs-line")`))
+	b.axe("instance with logs")
 
 	// Groups: members by status, and the finish policy shown before it is
 	// confirmed.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/console"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/httpapi"
@@ -105,9 +107,13 @@ func checkRealShape(t *testing.T, ev events.APIGatewayV2HTTPRequest) {
 	}
 	switch ev.RouteKey {
 	case "$default", "ANY /{proxy+}":
-	case "GET /api/openapi.json", "GET /livez", "GET /readyz": // the stack's routes without the authorizer
+	case "GET /api/openapi.json", "GET /livez", "GET /readyz", "GET /", "GET /console": // the stack's routes without the authorizer
 		if ev.RequestContext.Authorizer != nil || ev.RawPath != strings.TrimPrefix(ev.RouteKey, "GET ") {
 			t.Errorf("routeKey %q with an authorizer or path %q", ev.RouteKey, ev.RawPath)
+		}
+	case "GET /console/{proxy+}": // the console's files, without the authorizer
+		if ev.RequestContext.Authorizer != nil || ev.RawPath != "/console/"+ev.PathParameters["proxy"] {
+			t.Errorf("routeKey %q with an authorizer or path %q (proxy %q)", ev.RouteKey, ev.RawPath, ev.PathParameters["proxy"])
 		}
 	default:
 		t.Errorf("routeKey %q", ev.RouteKey)
@@ -227,7 +233,10 @@ var scenario = []step{
 	{fixture: "openapi", want: 200}, // the document needs no token
 	{fixture: "livez", want: 200},   // nor do the probes
 	{fixture: "readyz", want: 200},
-	{fixture: "healthz", want: 200}, // an admin's
+	{fixture: "healthz", want: 200},      // an admin's
+	{fixture: "console-root", want: 302}, // the web console, to anyone: GET / sends a browser to it
+	{fixture: "console", want: 200},
+	{fixture: "console-asset", want: 200},
 	{fixture: "list-bind-ledger", want: 200},
 	{fixture: "retire-bind-ledger", want: 404}, // no such entry
 	{fixture: "create-webhook", want: 201},
@@ -302,6 +311,11 @@ func runScenario(t *testing.T, s store.Store, invoke func(events.APIGatewayV2HTT
 			t.Fatalf("step %d (%s): status %d, want %d: %s", i, st.fixture, resp.StatusCode, st.want, resp.Body)
 		}
 		used[st.fixture] = true
+		if strings.HasPrefix(st.fixture, "console") {
+			// Not the API: static files, outside the OpenAPI document.
+			checkConsole(t, st.fixture, ev, resp)
+			continue
+		}
 		checkResponse(t, st.fixture, ev, resp)
 		checkContract(t, st.fixture, ev, resp)
 		if st.fixture == "create" && resp.StatusCode == http.StatusAccepted {
@@ -356,6 +370,48 @@ func checkResponse(t *testing.T, name string, ev events.APIGatewayV2HTTPRequest,
 	}
 	if ct := resp.Headers["Content-Type"]; ct != wantCT || resp.IsBase64Encoded || !json.Valid([]byte(resp.Body)) {
 		t.Errorf("%s: Content-Type %q (want %q), base64 %v, body %q", name, ct, wantCT, resp.IsBase64Encoded, resp.Body)
+	}
+}
+
+// checkConsole checks a console answer: API Gateway's request id, the
+// console's Content-Security-Policy, and the page, its script or the
+// redirect to it.
+func checkConsole(t *testing.T, name string, ev events.APIGatewayV2HTTPRequest, resp events.APIGatewayV2HTTPResponse) {
+	t.Helper()
+	if got := resp.Headers["X-Request-Id"]; got != ev.RequestContext.RequestID {
+		t.Errorf("%s: X-Request-Id %q, want API Gateway's %q", name, got, ev.RequestContext.RequestID)
+	}
+	if resp.StatusCode == http.StatusFound {
+		if loc := resp.Headers["Location"]; loc != console.Path {
+			t.Errorf("%s: Location %q, want %s", name, loc, console.Path)
+		}
+		return
+	}
+	if csp := resp.Headers["Content-Security-Policy"]; csp != console.CSP {
+		t.Errorf("%s: Content-Security-Policy %q, want the console's", name, csp)
+	}
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
+			t.Fatalf("%s: base64 body: %v", name, err)
+		}
+	}
+	if resp.Headers["Content-Encoding"] == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("%s: gzip body: %v", name, err)
+		}
+		if body, err = io.ReadAll(zr); err != nil {
+			t.Fatalf("%s: gzip body: %v", name, err)
+		}
+	}
+	want := map[string]struct{ ctype, text string }{
+		"console":       {"text/html; charset=utf-8", `<script type="module" src="/console/app.js">`},
+		"console-asset": {"text/javascript; charset=utf-8", "berth console"},
+	}[name]
+	if ct := resp.Headers["Content-Type"]; ct != want.ctype || !bytes.Contains(body, []byte(want.text)) {
+		t.Errorf("%s: Content-Type %q (want %q), body without %q: %.200s", name, ct, want.ctype, want.text, body)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/console"
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/lambdahttp"
 	"github.com/berth-io/berth/internal/manager"
@@ -56,6 +57,7 @@ func adapter(cfg *config.Config, s store.Store, logger *slog.Logger, emf *metric
 		BodyLimit: cfg.Server.RequestBodyLimit,
 		WaitMax:   cfg.Server.WaitMax,
 		Health:    storeHealth(s),
+		Console:   console.OptionsFrom(cfg.Auth),
 	})
 	return lambdahttp.New(h, lambdahttp.Options{AdminClaim: cfg.Auth.AdminClaim, AdminGroup: cfg.Auth.AdminGroup, Logger: logger})
 }

@@ -20,9 +20,19 @@ type API struct {
 	constructs.Construct
 	HTTPAPI  awsapigatewayv2.HttpApi
 	Function awslambda.Function
-	// UserPool and UserPoolClient are nil with an external issuer.
+	// UserPool, UserPoolClient, ConsoleClient and UserPoolDomain are nil with an external
+	// issuer.
 	UserPool       awscognito.CfnUserPool
 	UserPoolClient awscognito.CfnUserPoolClient
+	// ConsoleClient is the web console's app client (code flow with PKCE, no secret), signing
+	// in on UserPoolDomain's hosted pages.
+	ConsoleClient  awscognito.CfnUserPoolClient
+	UserPoolDomain awscognito.CfnUserPoolDomain
+}
+
+// ConsoleURL is the web console's address on the API, its app client's callback.
+func (a *API) ConsoleURL() *string {
+	return awscdk.Fn_Join(jsii.String(""), &[]*string{a.HTTPAPI.ApiEndpoint(), jsii.String("/console")})
 }
 
 // APIRoutePath is the route of every path but OpenAPIRoutePath's: each goes to the api function, which answers unknown
@@ -36,6 +46,11 @@ const OpenAPIRoutePath = "/api/openapi.json"
 // balancer or an uptime check has no token, and they say ok/ready or not and nothing more. The
 // detailed /healthz stays behind the authorizer under APIRoutePath.
 var ProbeRoutePaths = []string{"/livez", "/readyz"}
+
+// ConsoleRoutePaths are the web console's routes without the authorizer (GET only): its static
+// files (internal/console) hold no user data, and the page sends the token it signs in for to
+// the API routes, which keep the authorizer. GET / sends a browser to /console.
+var ConsoleRoutePaths = []string{"/", "/console", "/console/{proxy+}"}
 
 // accessLogFormat is a stage access log line: JSON with the request id and the caller (the
 // token's sub), never the token.
@@ -67,11 +82,19 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 	a.Function = fn
 
 	issuer, audience := jsii.String(p.JWTIssuer), jsii.Strings(p.JWTAudience...)
+	var consoleClientID *string
 	if p.JWTIssuer == "" {
 		a.newUserPool(p)
 		issuer = jsii.String("https://cognito-idp." + *awscdk.Aws_REGION() + ".amazonaws.com/" + *a.UserPool.Ref())
-		audience = &[]*string{a.UserPoolClient.Ref()}
+		audience = &[]*string{a.UserPoolClient.Ref(), a.ConsoleClient.Ref()}
+		consoleClientID = a.ConsoleClient.Ref()
+	} else {
+		// With an external issuer the console signs in with the first of its client ids,
+		// which must allow the console's callback (docs/deploy.md).
+		consoleClientID = jsii.String(p.JWTAudience[0])
 	}
+	fn.AddEnvironment(jsii.String(envOIDCIssuer), issuer, nil)
+	fn.AddEnvironment(jsii.String(envOIDCClientID), consoleClientID, nil)
 	a.HTTPAPI = awsapigatewayv2.NewHttpApi(a.Construct, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
 		ApiName:     awscdk.Aws_STACK_NAME(),
 		Description: jsii.String("berth API"),
@@ -82,6 +105,12 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 				IdentitySource: jsii.Strings("$request.header.Authorization"),
 			}),
 	})
+	if a.ConsoleClient != nil {
+		// The callback needs the API's address, which exists only now.
+		urls := &[]*string{a.ConsoleURL()}
+		a.ConsoleClient.SetCallbackUrLs(urls)
+		a.ConsoleClient.SetLogoutUrLs(urls)
+	}
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("ApiFunction"), fn, nil)
 	a.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 		Path:        jsii.String(APIRoutePath),
@@ -96,7 +125,7 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 		Integration: integration,
 		Authorizer:  awsapigatewayv2.NewHttpNoneAuthorizer(),
 	})
-	for _, path := range ProbeRoutePaths {
+	for _, path := range append(append([]string{}, ProbeRoutePaths...), ConsoleRoutePaths...) {
 		a.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(path),
 			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
@@ -136,7 +165,7 @@ func (a *API) newUserPool(p Props) {
 		UsernameAttributes:     jsii.Strings("email"),
 		AutoVerifiedAttributes: jsii.Strings("email"),
 		// A password alone reaches running containers: MFA is offered to everyone, and
-		// UserPoolMfa=ON requires it. Threat protection: as template.yaml (docs/deploy.md).
+		// UserPoolMfa=ON requires it.
 		MfaConfiguration: jsii.String(p.UserPoolMfa),
 		EnabledMfas:      jsii.Strings("SOFTWARE_TOKEN_MFA"),
 		Policies: &awscognito.CfnUserPool_PoliciesProperty{
@@ -146,6 +175,13 @@ func (a *API) newUserPool(p Props) {
 			},
 		},
 	})
+	if p.UserPoolThreatProtection != "OFF" {
+		// Threat protection is a feature of the Plus plan only.
+		a.UserPool.SetUserPoolTier(jsii.String("PLUS"))
+		a.UserPool.SetUserPoolAddOns(&awscognito.CfnUserPool_UserPoolAddOnsProperty{
+			AdvancedSecurityMode: jsii.String(p.UserPoolThreatProtection),
+		})
+	}
 	a.UserPoolClient = awscognito.NewCfnUserPoolClient(a.Construct, jsii.String("UserPoolClient"), &awscognito.CfnUserPoolClientProps{
 		UserPoolId:                 a.UserPool.Ref(),
 		ClientName:                 jsii.String(*awscdk.Aws_STACK_NAME() + "-cli"),
@@ -154,6 +190,30 @@ func (a *API) newUserPool(p Props) {
 		PreventUserExistenceErrors: jsii.String("ENABLED"),
 		AccessTokenValidity:        jsii.Number(60),
 		IdTokenValidity:            jsii.Number(60),
+		TokenValidityUnits: &awscognito.CfnUserPoolClient_TokenValidityUnitsProperty{
+			AccessToken: jsii.String("minutes"), IdToken: jsii.String("minutes"),
+		},
+	})
+	// The web console's sign-in: Cognito's hosted pages at a domain of the stack's own (its id's
+	// UUID: unique and lowercase), and a public client for the code flow with PKCE; its callback
+	// is set once the API exists.
+	a.UserPoolDomain = awscognito.NewCfnUserPoolDomain(a.Construct, jsii.String("UserPoolDomain"), &awscognito.CfnUserPoolDomainProps{
+		UserPoolId: a.UserPool.Ref(),
+		Domain: awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("berth-"),
+			awscdk.Fn_Select(jsii.Number(2), awscdk.Fn_Split(jsii.String("/"), awscdk.Aws_STACK_ID(), nil))}),
+	})
+	a.ConsoleClient = awscognito.NewCfnUserPoolClient(a.Construct, jsii.String("ConsoleUserPoolClient"), &awscognito.CfnUserPoolClientProps{
+		UserPoolId:                      a.UserPool.Ref(),
+		ClientName:                      jsii.String(*awscdk.Aws_STACK_NAME() + "-console"),
+		GenerateSecret:                  jsii.Bool(false),
+		AllowedOAuthFlowsUserPoolClient: jsii.Bool(true),
+		AllowedOAuthFlows:               jsii.Strings("code"),
+		AllowedOAuthScopes:              jsii.Strings("openid", "email", "profile"),
+		SupportedIdentityProviders:      jsii.Strings("COGNITO"),
+		ExplicitAuthFlows:               jsii.Strings("ALLOW_REFRESH_TOKEN_AUTH"),
+		PreventUserExistenceErrors:      jsii.String("ENABLED"),
+		AccessTokenValidity:             jsii.Number(60),
+		IdTokenValidity:                 jsii.Number(60),
 		TokenValidityUnits: &awscognito.CfnUserPoolClient_TokenValidityUnitsProperty{
 			AccessToken: jsii.String("minutes"), IdToken: jsii.String("minutes"),
 		},

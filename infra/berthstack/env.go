@@ -20,6 +20,8 @@ const (
 	envLifecycleQueueURL  = "BERTH_QUEUE_LIFECYCLE_QUEUE_URL"
 	envAdminClaim         = "BERTH_AUTH_ADMIN_CLAIM"
 	envAdminGroup         = "BERTH_AUTH_ADMIN_GROUP"
+	envOIDCIssuer         = "BERTH_AUTH_OIDC_ISSUER"
+	envOIDCClientID       = "BERTH_AUTH_OIDC_CLIENT_ID"
 	envMaxConcurrency     = "BERTH_CONTAINER_CREATE_QUEUE_MAX_CONCURRENCY"
 	envMaxPending         = "BERTH_CONTAINER_CREATE_QUEUE_MAX_PENDING"
 	envCreateStartTimeout = "BERTH_CONTAINER_CREATE_START_TIMEOUT"
@@ -96,7 +98,7 @@ func merge(ms ...map[string]*string) map[string]*string {
 
 // envNames lists the config variables above, for the test that holds them to config.
 func envNames() []string {
-	return []string{envTablePrefix, envCreateQueueURL, envLifecycleQueueURL, envAdminClaim, envAdminGroup,
+	return []string{envTablePrefix, envCreateQueueURL, envLifecycleQueueURL, envAdminClaim, envAdminGroup, envOIDCIssuer, envOIDCClientID,
 		envMaxConcurrency, envMaxPending, envCreateStartTimeout, envMaxAttempts, envStopGracePeriod,
 		envAllowedRuntimes, envWorkspaceRoot, envOutboxSweepAfter, envOrphanGrace, envDockerScope,
 		envSecretsSource, envSecretsSSMPrefix}

@@ -54,10 +54,8 @@ func newFunction(scope constructs.Construct, p Props, common map[string]*string,
 	}
 	vpc := spec.inVPC && len(p.SubnetIDs) > 0
 	managed := append([]string{}, baseManagedPolicies...)
-	if spec.inVPC {
-		// Even without subnets, as template.yaml's roles have it: SAM adds the policy to every
-		// function with a VpcConfig property, which these have behind a condition. It only
-		// allows managing the function's own network interfaces.
+	if vpc {
+		// Only in a VPC, as template.yaml's written-out roles have it (HasVpc).
 		managed = append(managed, managedVPCAccess)
 	}
 	var policies []awsiam.IManagedPolicy

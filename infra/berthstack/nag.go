@@ -21,8 +21,9 @@ var stackNagSuppressions = []NagSuppression{
 		`^Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole$`,
 		`^Policy::arn:<AWS::Partition>:iam::aws:policy/AWSXrayWriteOnlyAccess$`,
 		`^Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole$`,
-	}, Reason: "AWS's own narrow policies for a Lambda function's logs, X-Ray segments and VPC network interfaces, " +
-		"the ones SAM attaches to template.yaml's roles; a copy would only fall behind them"},
+	}, Reason: "AWS's own narrow policies for a Lambda function's logs, X-Ray segments and VPC network interfaces " +
+		"(the last only on the functions in a VPC, when SubnetIds is set), as template.yaml's roles have them; " +
+		"a copy would only fall behind them"},
 	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::<Tables[A-Za-z0-9]+\.Arn>/index/\*$`},
 		Reason: "the indexes of one berth table (by_owner, by_status_key, undispatched), named by its ARN: DynamoDB " +
 			"grants queries per index ARN and the set of indexes is the table's own"},
@@ -38,8 +39,9 @@ var stackNagSuppressions = []NagSuppression{
 }
 
 // NagSuppressions records on s the AwsSolutions findings berth keeps on purpose, each with its
-// reason: the stack-wide ones above, the open routes (the OpenAPI document and the two probes)
-// and, for the stack's Cognito pool, MFA when p does not require it and the Plus feature plan.
+// reason: the stack-wide ones above, the open routes (the OpenAPI document, the two probes, the console)
+// and, for the stack's Cognito pool, MFA when p does not require it and the Plus feature plan
+// when p leaves threat protection off.
 // infra's tests run cdk-nag over stacks with these and fail on any finding left.
 func NagSuppressions(s *Stack, p Props) {
 	add := func(c constructs.IConstruct, list []NagSuppression) {
@@ -61,20 +63,25 @@ func NagSuppressions(s *Stack, p Props) {
 	for _, c := range *s.API.HTTPAPI.Node().FindAll(constructs.ConstructOrder_PREORDER) {
 		if r, ok := c.(awsapigatewayv2.CfnRoute); ok && r.AuthorizationType() != nil && *r.AuthorizationType() == "NONE" {
 			add(r, []NagSuppression{{ID: "AwsSolutions-APIG4",
-				Reason: "open on purpose (docs/api.md): the OpenAPI document and the /livez and /readyz probes say nothing " +
-					"about users; every other route has the JWT authorizer"}})
+				Reason: "open on purpose (docs/api.md): the OpenAPI document, the /livez and /readyz probes and the web " +
+					"console's static files say nothing about users; every other route has the JWT authorizer"}})
 		}
 	}
 	if s.API.UserPool == nil {
 		return
 	}
-	pool := []NagSuppression{{ID: "AwsSolutions-COG8",
-		Reason: "threat protection needs the Plus feature plan (UserPoolTier), billed per active user, which template.yaml " +
-			"cannot state while its Go reader (goformation) lacks the property: docs/deploy.md says how to turn it on"}}
+	var pool []NagSuppression
+	if p.UserPoolThreatProtection == "OFF" {
+		pool = append(pool, NagSuppression{ID: "AwsSolutions-COG8",
+			Reason: "threat protection needs the Plus feature plan, billed per monthly active user: off by default, " +
+				"UserPoolThreatProtection=AUDIT or ENFORCED turns it on (ENFORCED in samconfig.toml's prod)"})
+	}
 	if p.UserPoolMfa != "ON" {
 		pool = append(pool, NagSuppression{ID: "AwsSolutions-COG2",
 			Reason: "MFA is offered to every user (OPTIONAL, authenticator apps) so that a first admin can sign in with " +
 				"the CLI's password flow; UserPoolMfa=ON requires it (prod in samconfig.toml)"})
 	}
-	add(s.API.UserPool, pool)
+	if len(pool) > 0 {
+		add(s.API.UserPool, pool)
+	}
 }

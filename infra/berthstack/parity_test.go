@@ -45,6 +45,10 @@ var parityCases = []struct {
 		ParamEksClusterArns:            "arn:aws:eks:eu-west-1:123456789012:cluster/apps,arn:aws:eks:eu-west-1:123456789012:cluster/batch",
 		ParamEcrRepositoryArns:         "arn:aws:ecr:eu-west-1:123456789012:repository/app,arn:aws:ecr:eu-west-1:123456789012:repository/tools",
 	}},
+	{name: "prod identity: MFA required, threat protection enforced", params: map[string]string{
+		ParamUserPoolMfa:              "ON",
+		ParamUserPoolThreatProtection: "ENFORCED",
+	}},
 	{name: "no reserved concurrency, concurrency 5", params: map[string]string{
 		ParamUseReservedConcurrency:    "false",
 		ParamCreateQueueMaxConcurrency: "5",

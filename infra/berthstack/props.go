@@ -42,6 +42,10 @@ type Props struct {
 	// UserPoolMfa is the stack's Cognito pool's MfaConfiguration: one of UserPoolMfaChoices.
 	// Defaults to "OPTIONAL".
 	UserPoolMfa string
+	// UserPoolThreatProtection is the stack's Cognito pool's threat protection
+	// (UserPoolAddOns.AdvancedSecurityMode): one of UserPoolThreatProtectionChoices. Other than
+	// "OFF", it puts the pool on the Plus feature plan. Defaults to "OFF".
+	UserPoolThreatProtection string
 	// UseReservedConcurrency reserves the create worker's concurrency (CreateQueueMaxConcurrency)
 	// and the reconciler's (1). Off, the stack deploys into an account whose quota cannot spare
 	// them (Lambda keeps 100 executions unreserved), and the create mapping's maximum
@@ -131,6 +135,10 @@ var CreateStartTimeoutChoices = []int{60, 120, 180, 300, 600, 840}
 // UserPoolMfaChoices are the values of UserPoolMfa: MFA offered, or required.
 var UserPoolMfaChoices = []string{"OPTIONAL", "ON"}
 
+// UserPoolThreatProtectionChoices are the values of UserPoolThreatProtection: off, risks
+// logged, risks acted upon.
+var UserPoolThreatProtectionChoices = []string{"OFF", "AUDIT", "ENFORCED"}
+
 // AllowedRuntimesChoices are the values of AllowedRuntimes.
 var AllowedRuntimesChoices = []string{"docker", "kubernetes", "docker,kubernetes"}
 
@@ -148,6 +156,7 @@ func DefaultProps() Props {
 		CreateQueueMaxPending:     c.Container.CreateQueueMaxPending,
 		UseReservedConcurrency:    true,
 		UserPoolMfa:               "OPTIONAL",
+		UserPoolThreatProtection:  "OFF",
 		CreateStartTimeoutSeconds: int(c.Container.CreateStartTimeout.Seconds()),
 		MaxAttempts:               c.Container.MaxAttempts,
 		StopGracePeriodSeconds:    int(c.Container.StopGracePeriod.Seconds()),
@@ -194,6 +203,7 @@ const (
 	ParamCreateQueueMaxPending     = "CreateQueueMaxPending"
 	ParamUseReservedConcurrency    = "UseReservedConcurrency"
 	ParamUserPoolMfa               = "UserPoolMfa"
+	ParamUserPoolThreatProtection  = "UserPoolThreatProtection"
 	ParamCreateStartTimeoutSeconds = "CreateStartTimeoutSeconds"
 	ParamMaxAttempts               = "MaxAttempts"
 	ParamStopGracePeriodSeconds    = "StopGracePeriodSeconds"
@@ -225,7 +235,7 @@ func ParamNames() []string {
 		ParamStopGracePeriodSeconds, ParamOutboxSweepAfterSeconds, ParamOrphanGraceSeconds, ParamReconcileSchedule,
 		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamConfigParameterName, ParamConfigVersion, ParamRuntimeConfigSecretArn, ParamEksClusterArns, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
 		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
-		ParamUseReservedConcurrency, ParamUserPoolMfa, ParamRuntimeWatcher}
+		ParamUseReservedConcurrency, ParamUserPoolMfa, ParamRuntimeWatcher, ParamUserPoolThreatProtection}
 }
 
 var configParameterRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]+$`)
@@ -283,6 +293,7 @@ func LoadProps(lookup Lookup) (Props, error) {
 	integer(ParamCreateQueueMaxPending, &p.CreateQueueMaxPending)
 	boolean(ParamUseReservedConcurrency, &p.UseReservedConcurrency)
 	str(ParamUserPoolMfa, &p.UserPoolMfa)
+	str(ParamUserPoolThreatProtection, &p.UserPoolThreatProtection)
 	integer(ParamCreateStartTimeoutSeconds, &p.CreateStartTimeoutSeconds)
 	integer(ParamMaxAttempts, &p.MaxAttempts)
 	integer(ParamStopGracePeriodSeconds, &p.StopGracePeriodSeconds)
@@ -339,6 +350,9 @@ func (p Props) Validate() error {
 	}
 	if !slices.Contains(UserPoolMfaChoices, p.UserPoolMfa) {
 		bad(ParamUserPoolMfa, "%q is not one of %q", p.UserPoolMfa, UserPoolMfaChoices)
+	}
+	if !slices.Contains(UserPoolThreatProtectionChoices, p.UserPoolThreatProtection) {
+		bad(ParamUserPoolThreatProtection, "%q is not one of %q", p.UserPoolThreatProtection, UserPoolThreatProtectionChoices)
 	}
 	if p.CreateQueueMaxPending < 1 {
 		bad(ParamCreateQueueMaxPending, "%d is below 1", p.CreateQueueMaxPending)

@@ -43,6 +43,7 @@ func TestLoadProps(t *testing.T) {
 			return !p.UseReservedConcurrency && DefaultProps().UseReservedConcurrency
 		}},
 		{name: "mfa", in: map[string]string{ParamUserPoolMfa: "REQUIRED"}, wantErr: "UserPoolMfa: \"REQUIRED\" is not one of"},
+		{name: "threat protection", in: map[string]string{ParamUserPoolThreatProtection: "ON"}, wantErr: "UserPoolThreatProtection: \"ON\" is not one of"},
 		{name: "not a number", in: map[string]string{ParamMaxAttempts: "five"}, wantErr: "MaxAttempts: \"five\" is not a whole number"},
 		{name: "not a bool", in: map[string]string{ParamDeletionProtection: "yes please"}, wantErr: "DeletionProtection"},
 		{name: "concurrency 0", in: map[string]string{ParamCreateQueueMaxConcurrency: "0"}, wantErr: "CreateQueueMaxConcurrency: 0 is outside 1..1000"},

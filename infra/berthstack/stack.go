@@ -73,6 +73,7 @@ func (s *Stack) outputs() {
 		awscdk.NewCfnOutput(s.Stack, jsii.String(name), props)
 	}
 	out("ApiUrl", "BERTH_URL for the CLI", s.API.HTTPAPI.ApiEndpoint())
+	out("ConsoleUrl", "The web console (sign in with the stack's identity provider)", s.API.ConsoleURL())
 	if s.API.UserPool != nil {
 		out("UserPoolId", "Cognito user pool (add users here; the admin group is AdminGroup)", s.API.UserPool.Ref())
 		out("UserPoolClientId", "App client for `aws cognito-idp initiate-auth`", s.API.UserPoolClient.Ref())

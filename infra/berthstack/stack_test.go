@@ -489,7 +489,8 @@ func TestAuth(t *testing.T) {
 		s.has(t, "AWS::ApiGatewayV2::Authorizer", map[string]any{
 			"AuthorizerType": "JWT",
 			"JwtConfiguration": map[string]any{
-				"Audience": []any{ref(client)},
+				// The CLI's client and the web console's (TestConsoleSignIn).
+				"Audience": []any{ref(client), ref(s.logicalID(t, s.stack.API.ConsoleClient))},
 				"Issuer":   map[string]any{"Fn::Join": []any{"", []any{"https://cognito-idp.", ref("AWS::Region"), ".amazonaws.com/", ref(pool)}}},
 			},
 		})
@@ -513,8 +514,12 @@ func TestAuth(t *testing.T) {
 	// The probes without a token (docs/api.md); /healthz stays under the authorized proxy route.
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET /livez", "AuthorizationType": "NONE"})
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET /readyz", "AuthorizationType": "NONE"})
-	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 4 {
-		t.Errorf("%d routes, want 4 (every path behind the authorizer but the OpenAPI document, /livez and /readyz)", n)
+	// The console's static files without a token: the page signs in itself (#29).
+	for _, path := range ConsoleRoutePaths {
+		s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + path, "AuthorizationType": "NONE"})
+	}
+	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 7 {
+		t.Errorf("%d routes, want 7 (every path behind the authorizer but the OpenAPI document, /livez, /readyz and the console's three)", n)
 	}
 }
 
@@ -603,5 +608,59 @@ func TestUserPoolMfa(t *testing.T) {
 			"EnabledMfas":      []any{"SOFTWARE_TOKEN_MFA"},
 			"Policies":         map[string]any{"PasswordPolicy": map[string]any{"MinimumLength": 12, "RequireSymbols": true}},
 		})
+	}
+}
+
+// TestUserPoolThreatProtection: threat protection off leaves the pool on its default plan;
+// AUDIT or ENFORCED puts it on the Plus plan with that mode (cdk-nag's COG8 then holds without
+// a suppression: TestNag's prod case).
+func TestUserPoolThreatProtection(t *testing.T) {
+	for _, mode := range UserPoolThreatProtectionChoices {
+		s := synth(t, withProps(func(p *Props) { p.UserPoolThreatProtection = mode }))
+		pools := s.ofType("AWS::Cognito::UserPool")
+		if len(pools) != 1 {
+			t.Fatalf("%s: %d user pools", mode, len(pools))
+		}
+		for _, props := range pools {
+			tier, addOns := props["UserPoolTier"], props["UserPoolAddOns"]
+			if mode == "OFF" {
+				if tier != nil || addOns != nil {
+					t.Errorf("OFF: tier %v, add-ons %v; want neither", tier, addOns)
+				}
+				continue
+			}
+			if m, _ := addOns.(map[string]any); tier != "PLUS" || len(m) != 1 || m["AdvancedSecurityMode"] != mode {
+				t.Errorf("%s: tier %v, add-ons %v; want PLUS and AdvancedSecurityMode %s", mode, tier, addOns, mode)
+			}
+		}
+	}
+}
+
+// TestConsoleSignIn: with the stack's pool, the console has its own public client on the code
+// flow whose callback is the console's address, hosted pages at the stack's domain, and the
+// authorizer accepts its tokens; the api function names the provider to the console (the pool
+// and that client, or JwtIssuer and the first of JwtAudience).
+func TestConsoleSignIn(t *testing.T) {
+	s := synth(t, DefaultProps())
+	consoleURL := map[string]any{"Fn::Join": []any{"", []any{getAtt(s.logicalID(t, s.stack.API.HTTPAPI), "ApiEndpoint"), "/console"}}}
+	s.has(t, "AWS::Cognito::UserPoolClient", map[string]any{
+		"GenerateSecret": false, "AllowedOAuthFlowsUserPoolClient": true, "AllowedOAuthFlows": []any{"code"},
+		"CallbackURLs": []any{consoleURL}, "LogoutURLs": []any{consoleURL},
+	})
+	if n := len(s.ofType("AWS::Cognito::UserPoolDomain")); n != 1 {
+		t.Errorf("%d user pool domains, want 1", n)
+	}
+	console := s.logicalID(t, s.stack.API.ConsoleClient)
+	s.has(t, "AWS::ApiGatewayV2::Authorizer", map[string]any{"JwtConfiguration": map[string]any{
+		"Audience": []any{ref(s.logicalID(t, s.stack.API.UserPoolClient)), ref(console)}}})
+	env := s.props(t, s.logicalID(t, s.stack.API.Function))["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if fmt.Sprint(env[envOIDCClientID]) != fmt.Sprint(ref(console)) || !strings.Contains(fmt.Sprint(env[envOIDCIssuer]), "cognito-idp") {
+		t.Errorf("api function's provider: %v %v", env[envOIDCIssuer], env[envOIDCClientID])
+	}
+
+	ext := synth(t, withProps(func(p *Props) { p.JWTIssuer = "https://login.example.com/"; p.JWTAudience = []string{"web", "cli"} }))
+	env = ext.props(t, ext.logicalID(t, ext.stack.API.Function))["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if env[envOIDCIssuer] != "https://login.example.com/" || env[envOIDCClientID] != "web" {
+		t.Errorf("api function's provider with an external issuer: %v %v", env[envOIDCIssuer], env[envOIDCClientID])
 	}
 }

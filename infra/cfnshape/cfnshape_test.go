@@ -152,3 +152,19 @@ func TestDifferences(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitStackID: a part of the stack id taken with Fn::Select over Fn::Split resolves to
+// the same text whichever way a template joins it (the user pool domain: Join in the CDK's
+// output, Join or Sub in template.yaml).
+func TestSplitStackID(t *testing.T) {
+	part := `{"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]}`
+	join := resolved(t, `{"Resources": {"D": {"Type": "AWS::Cognito::UserPoolDomain", "Properties": {"Domain": {"Fn::Join": ["", ["berth-", `+part+`]]}}}}}`, nil)
+	sub := resolved(t, `{"Resources": {"D": {"Type": "AWS::Cognito::UserPoolDomain", "Properties": {"Domain": {"Fn::Sub": ["berth-${Id}", {"Id": `+part+`}]}}}}}`, nil)
+	got := asMap(join.Resources["D"].Body["Properties"])["Domain"]
+	if got != "berth-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0" {
+		t.Errorf("Domain %v, want berth- and the example stack id's UUID", got)
+	}
+	if d := Compare(join, sub, "join", "sub"); len(d) > 0 {
+		t.Errorf("Join and Sub differ: %v", d)
+	}
+}

@@ -47,10 +47,12 @@ type Resolved struct {
 }
 
 // Pseudo-parameter values. The partition and URL suffix are the commercial ones, which the SAM
-// translator writes literally; the rest stay symbolic.
+// translator writes literally; the stack id is an example one, so that the parts both templates
+// take of it (Fn::Split, Fn::Select) compare; the rest stay symbolic.
 var pseudo = map[string]string{
 	"AWS::Partition": "aws",
 	"AWS::URLSuffix": "amazonaws.com",
+	"AWS::StackId":   "arn:aws:cloudformation:eu-west-1:123456789012:stack/berth/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0",
 }
 
 type resolver struct {
@@ -343,6 +345,23 @@ func (r *resolver) intrinsic(fn string, arg any) (any, error) {
 		}
 		parts = append(parts, text[last:])
 		return simplify(parts), nil
+	case "Fn::Split":
+		if len(args) != 2 {
+			return nil, fmt.Errorf("Fn::Split wants [delimiter, string]")
+		}
+		src, err := r.resolve(args[1])
+		if err != nil {
+			return nil, err
+		}
+		text, ok := src.(string)
+		if !ok {
+			return map[string]any{fn: []any{args[0], src}}, nil
+		}
+		var out []any
+		for _, part := range strings.Split(text, fmt.Sprint(args[0])) {
+			out = append(out, part)
+		}
+		return out, nil
 	case "Fn::Select":
 		if len(args) != 2 {
 			return nil, fmt.Errorf("Fn::Select wants [index, list]")

@@ -17,6 +17,14 @@ type Auth struct {
 	AdminClaim string `yaml:"admin_claim"`
 	// AdminGroup is the group in AdminClaim that makes a caller an admin.
 	AdminGroup string `yaml:"admin_group"`
+	// OIDCIssuer is the OpenID Connect issuer the web console signs in
+	// with (authorization code flow with PKCE, in the browser): the stack's
+	// Cognito pool or the configured JWT issuer on AWS. Empty: the console
+	// asks for a token.
+	OIDCIssuer string `yaml:"oidc_issuer"`
+	// OIDCClientID is the console's client at OIDCIssuer: a public client
+	// (no secret) whose callback URL is the console's (<base URL>/console).
+	OIDCClientID string `yaml:"oidc_client_id"`
 }
 
 // Token is one local bearer token and the caller it stands for.

@@ -87,10 +87,14 @@ var stringValues = map[string]string{
 	"secrets.source":                             "env",
 	"queue.create_queue_url":                     "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-create",
 	"queue.lifecycle_queue_url":                  "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-lifecycle",
+	"auth.oidc_issuer":                           "https://idp.example.com",
+	"auth.oidc_client_id":                        "console-client",
 }
 
 // companions are the other variables a value needs to be valid.
 var companions = map[string]map[string]string{
+	"auth.oidc_issuer":    {"BERTH_AUTH_OIDC_CLIENT_ID": "console-client"},
+	"auth.oidc_client_id": {"BERTH_AUTH_OIDC_ISSUER": "https://idp.example.com"},
 	"queue.backend": {
 		"BERTH_QUEUE_CREATE_QUEUE_URL":    stringValues["queue.create_queue_url"],
 		"BERTH_QUEUE_LIFECYCLE_QUEUE_URL": stringValues["queue.lifecycle_queue_url"],

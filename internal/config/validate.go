@@ -183,6 +183,12 @@ func (c *checker) store(s *Store) {
 func (c *checker) auth(a *Auth) {
 	c.notEmpty("auth.admin_claim", a.AdminClaim)
 	c.notEmpty("auth.admin_group", a.AdminGroup)
+	if (a.OIDCIssuer == "") != (a.OIDCClientID == "") {
+		c.fail("auth.oidc_client_id", "auth.oidc_issuer and auth.oidc_client_id go together (the console's identity provider and its client there)")
+	}
+	if a.OIDCIssuer != "" && !oidcIssuerOK(a.OIDCIssuer) {
+		c.fail("auth.oidc_issuer", "must be an https URL (http only on a loopback address), got %q", a.OIDCIssuer)
+	}
 	for i, t := range a.Tokens {
 		key := fmt.Sprintf("auth.tokens[%d]", i)
 		// Messages here must never quote the token.
@@ -259,4 +265,23 @@ func (c *checker) queue(q *Queue) {
 	if q.CreateQueueURL != "" && q.CreateQueueURL == q.LifecycleQueueURL {
 		c.fail("queue.lifecycle_queue_url", "must differ from queue.create_queue_url: creates must never delay a stop")
 	}
+}
+
+// oidcIssuerOK: an issuer the console may send browsers to and fetch
+// tokens from: https, or http on a loopback address (a provider on the
+// same machine).
+func oidcIssuerOK(issuer string) bool {
+	u, err := url.Parse(issuer)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		h := u.Hostname()
+		ip := net.ParseIP(h)
+		return h == "localhost" || (ip != nil && ip.IsLoopback())
+	}
+	return false
 }

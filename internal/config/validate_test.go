@@ -169,6 +169,16 @@ func TestInvalidValues(t *testing.T) {
 			},
 		},
 		{
+			name: "console identity provider without its client",
+			file: "auth:\n  oidc_issuer: https://idp.example.com\n",
+			want: []want{{"auth.oidc_client_id", "FILE:1", "go together"}},
+		},
+		{
+			name: "console identity provider over plain http",
+			file: "auth:\n  oidc_issuer: http://idp.example.com\n  oidc_client_id: console\n",
+			want: []want{{"auth.oidc_issuer", "FILE:2", "must be an https URL"}},
+		},
+		{
 			name: "docker hosts",
 			file: `docker:
   hosts:

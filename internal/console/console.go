@@ -113,16 +113,43 @@ func FSMJSON() []byte {
 	return b
 }
 
-// Handler serves the console: GET or HEAD of Path (the page) and of
-// Path/<asset>. Anything else under Path is a plain 404 or 405.
+// ConfigPath is the page's own settings (under Path): the identity
+// provider to sign in with, if any.
+const ConfigPath = "config.json"
+
+// Handler serves the console without an identity provider: the page asks
+// for a token.
 func Handler() http.Handler {
-	return http.HandlerFunc(serve)
+	return New(Options{})
 }
 
-func serve(w http.ResponseWriter, r *http.Request) {
+// New serves the console: GET or HEAD of Path (the page), of Path/<asset>
+// and of Path/config.json (the page's settings). Anything else under Path
+// is a plain 404 or 405.
+func New(o Options) http.Handler {
+	h := &handler{}
+	if o.OIDC != nil {
+		h.oidc = newDiscovery(*o.OIDC)
+	}
+	return h
+}
+
+type handler struct {
+	oidc *discovery // nil: no identity provider
+}
+
+func (hd *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	loadOnce.Do(load)
+	var prov *provider
+	if hd.oidc != nil {
+		prov = hd.oidc.get(r.Context())
+	}
 	h := w.Header()
-	h.Set("Content-Security-Policy", CSP)
+	if prov != nil {
+		h.Set("Content-Security-Policy", prov.csp())
+	} else {
+		h.Set("Content-Security-Policy", CSP)
+	}
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
@@ -130,6 +157,10 @@ func serve(w http.ResponseWriter, r *http.Request) {
 	name, ok := strings.CutPrefix(r.URL.Path, Path)
 	if ok && name != "" {
 		name, ok = strings.CutPrefix(name, "/")
+	}
+	if ok && name == ConfigPath {
+		serveConfig(w, r, prov)
+		return
 	}
 	a := files[name]
 	if !ok || a == nil {
@@ -157,6 +188,31 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		body = a.gz
 	}
 	h.Set("Content-Length", fmt.Sprint(len(body)))
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(body)
+}
+
+// serveConfig answers config.json: {"oidc": {...}} with a provider, {}
+// without one (or while it cannot be discovered).
+func serveConfig(w http.ResponseWriter, r *http.Request, p *provider) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := json.Marshal(struct {
+		OIDC *provider `json:"oidc,omitempty"`
+	}{p})
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	// It changes with the provider's availability: never cached.
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 	if r.Method == http.MethodHead {
 		return
 	}

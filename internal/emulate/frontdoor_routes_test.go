@@ -32,6 +32,11 @@ func TestFrontDoorFollowsTemplateAuthorizers(t *testing.T) {
 		{"GET", "/healthz", false},
 		{"GET", "/api/containers", false},
 		{"GET", "/livez/x", false},
+		// The web console's static files (the page signs in itself).
+		{"GET", "/", true},
+		{"GET", "/console", true},
+		{"GET", "/console/app.js", true},
+		{"POST", "/console", false},
 	} {
 		route, _ := fd.route(tc.method, tc.path)
 		if route == nil {

@@ -57,6 +57,9 @@ type Options struct {
 	// Logs serves GET /api/containers/{id}/logs; nil answers it 501 (the
 	// api function on AWS, which holds no runtime client).
 	Logs LogSource
+	// Console configures the web console served under /console (its
+	// identity provider, if any).
+	Console console.Options
 }
 
 type handler struct {
@@ -140,8 +143,9 @@ func New(o Options) http.Handler {
 	}
 	// The web console (internal/console): static files that use the API
 	// above like any client; GET / sends a browser there.
-	h.mux.Handle(console.Path, console.Handler())
-	h.mux.Handle(console.Path+"/", console.Handler())
+	ch := console.New(o.Console)
+	h.mux.Handle(console.Path, ch)
+	h.mux.Handle(console.Path+"/", ch)
 	h.mux.HandleFunc("GET /{$}", console.Redirect)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, http.StatusNotFound, "Not Found", "no such route: "+r.URL.Path, nil)

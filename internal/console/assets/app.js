@@ -5,11 +5,16 @@
 "use strict";
 
 const TOKEN_KEY = "berth.token";
+// PKCE_KEY holds, between leaving for the identity provider and coming
+// back, the sign-in's code verifier and state (this tab only).
+const PKCE_KEY = "berth.pkce";
 const POLL_MS = 1500;
 
 // session: how this page reaches the API.
 const session = { token: sessionStorage.getItem(TOKEN_KEY) || "", local: false, admin: false };
 let fsmTable = null;
+// provider is the identity provider to sign in with (config.json), or null.
+let provider = null;
 // timers holds the current page's pollers (each {id} of its next
 // setTimeout); a route change stops them.
 let timers = [];
@@ -46,6 +51,21 @@ async function api(method, path, body, token = session.token) {
     throw new APIError(resp.status, data);
   }
   return data;
+}
+
+// apiText GETs a plain-text answer (the logs route): its text, or an
+// APIError with the server's problem.
+async function apiText(path) {
+  const headers = { Accept: "text/plain" };
+  if (session.token) headers.Authorization = "Bearer " + session.token;
+  const resp = await fetch(path, { headers, cache: "no-store" });
+  const text = await resp.text();
+  if (!resp.ok) {
+    let problem;
+    try { problem = JSON.parse(text); } catch { problem = { detail: text }; }
+    throw new APIError(resp.status, problem);
+  }
+  return text;
 }
 
 // el builds an element: el("a", {href: "#"}, "text", child…). Text is always
@@ -169,6 +189,60 @@ function chrome() {
     : session.token ? (session.admin ? "signed in · admin" : "signed in") : "";
 }
 
+// ---- sign-in with the identity provider (authorization code + PKCE) ----
+
+function b64url(bytes) {
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+// redirectURI is where the provider sends the browser back: the console's
+// own address, as the provider's client registers it.
+function redirectURI() {
+  return location.origin + "/console";
+}
+
+// startSignIn sends the browser to the provider with a fresh verifier's
+// challenge (S256) and a state, both kept in this tab for the way back.
+async function startSignIn() {
+  const verifier = b64url(crypto.getRandomValues(new Uint8Array(32)));
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  const state = b64url(crypto.getRandomValues(new Uint8Array(16)));
+  sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state }));
+  const u = new URL(provider.authorization_endpoint);
+  for (const [k, v] of Object.entries({ response_type: "code", client_id: provider.client_id, redirect_uri: redirectURI(),
+    scope: provider.scope, state, code_challenge: b64url(new Uint8Array(digest)), code_challenge_method: "S256" })) {
+    u.searchParams.set(k, v);
+  }
+  location.assign(u.toString());
+}
+
+// finishSignIn is the way back (?code=…&state=… or ?error=…): the code is
+// traded for a token at the token endpoint with the kept verifier, once,
+// and the address loses the code. It returns the token.
+async function finishSignIn(params) {
+  const kept = JSON.parse(sessionStorage.getItem(PKCE_KEY) || "null");
+  sessionStorage.removeItem(PKCE_KEY);
+  history.replaceState(null, "", location.pathname + location.hash);
+  if (params.get("error")) throw new Error(`The identity provider refused: ${params.get("error_description") || params.get("error")}`);
+  if (!kept || !params.get("state") || params.get("state") !== kept.state) {
+    throw new Error("This sign-in answer was not asked for by this tab: sign in again.");
+  }
+  const body = new URLSearchParams({ grant_type: "authorization_code", client_id: provider.client_id, code: params.get("code") || "",
+    redirect_uri: redirectURI(), code_verifier: kept.verifier });
+  const resp = await fetch(provider.token_endpoint, { method: "POST", body, cache: "no-store", credentials: "omit",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" } });
+  let data = {};
+  try { data = await resp.json(); } catch { /* reported below */ }
+  if (!resp.ok) throw new Error(`The identity provider did not give a token (${resp.status}${data.error ? ": " + data.error : ""}).`);
+  // The ID token's audience is the console's client, which the API's
+  // authorizer accepts; an access token where there is none.
+  const tok = data.id_token || data.access_token;
+  if (!tok) throw new Error("The identity provider's answer has no token.");
+  return tok;
+}
+
 function signInPage() {
   const tokId = uid("token"), errId = uid("err");
   const err = el("p", { id: errId, class: "error", role: "alert" });
@@ -198,7 +272,18 @@ function signInPage() {
     el("p", { class: "hint", id: tokId + "-hint" }, "A token from berth serve's auth.tokens. It is kept in this tab only (sessionStorage).")),
   err,
   el("button", { type: "submit", class: "primary" }, "Sign in"));
-  page("Sign in to berth", form);
+  if (!provider) {
+    page("Sign in to berth", form);
+    return;
+  }
+  const host = new URL(provider.authorization_endpoint).host;
+  page("Sign in to berth",
+    el("div", { class: "panel" },
+      el("p", {}, el("button", { type: "button", class: "primary", id: "signin-oidc", onclick: () => {
+        startSignIn().catch((e) => say(problemText(e)));
+      } }, "Sign in with " + host)),
+      el("p", { class: "hint" }, "Your organisation's sign-in page; you come back here signed in.")),
+    el("h2", {}, "Or with an API token"), form);
 }
 
 // ---- containers ----
@@ -337,7 +422,8 @@ function instancePage(id) {
   const actErr = el("div");
   const spec = el("div");
   const timeline = el("div");
-  const h1 = page("Container", head, actions, confirmBox, actErr, el("h2", {}, "Spec"), spec, el("h2", {}, "Timeline"), timeline);
+  const logs = logsPanel(path, () => inst);
+  const h1 = page("Container", head, actions, confirmBox, actErr, el("h2", {}, "Spec"), spec, logs.box, el("h2", {}, "Timeline"), timeline);
   let inst = null, lastVersion = -1, gone = false;
 
   const doAction = async (action) => {
@@ -410,6 +496,7 @@ function instancePage(id) {
       const changed = i.version !== lastVersion;
       render(i);
       if (changed) await loadEvents();
+      logs.tick(i);
     } catch (e) {
       if (e.status === 404 && inst) {
         gone = true;
@@ -424,6 +511,53 @@ function instancePage(id) {
   };
   load().catch((e) => { head.replaceChildren(errorBox(e)); });
   every(POLL_MS, load);
+}
+
+// LOG_TAIL is how many of the last lines the logs panel shows; while the
+// container runs they are read again every LOG_EVERY_MS.
+const LOG_TAIL = 200;
+const LOG_EVERY_MS = 5000;
+
+// logsPanel is the instance page's logs: the last LOG_TAIL lines the
+// container printed (GET .../logs?tail=…), read again while it runs, and
+// on demand. Where the deployment serves no logs (501, the api function on
+// AWS) or the container has no output yet (409), it says so.
+function logsPanel(path, current) {
+  const ids = { h: uid("logs-h") };
+  const out = el("pre", { id: "logs", class: "logs", tabindex: "0", "aria-labelledby": ids.h }, "");
+  const note = el("p", { class: "muted", id: "logs-note" });
+  let busy = false, lastStatus = "", shown = false, lastLoad = 0;
+  const load = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const text = await apiText(path + "/logs" + qs({ tail: String(LOG_TAIL), timestamps: "true" }));
+      out.textContent = text;
+      note.textContent = text ? `The last ${LOG_TAIL} lines at most, with their times.` : "No output yet.";
+    } catch (e) {
+      out.textContent = "";
+      if (e.status === 501) note.textContent = "This deployment does not serve logs (on AWS, read them with the Docker or cluster tools).";
+      else if (e.status === 409) note.textContent = "No output to read now: " + (e.problem.detail || "the container is not there yet") + ".";
+      else note.textContent = problemText(e);
+    } finally {
+      busy = false;
+      shown = true;
+    }
+  };
+  const refresh = el("button", { type: "button", id: "logs-refresh", onclick: load }, "Refresh logs");
+  const box = el("section", { "aria-labelledby": ids.h }, el("h2", { id: ids.h }, "Logs"), el("div", { class: "actions" }, refresh), note, out);
+  // tick follows the instance: its logs are read when it is first shown,
+  // when its status changes, and again on each poll while it runs.
+  const tick = (i) => {
+    if (!i) return;
+    const now = Date.now();
+    if (!shown || i.status !== lastStatus || (i.status === "running" && now - lastLoad >= LOG_EVERY_MS)) {
+      lastLoad = now;
+      load();
+    }
+    lastStatus = i.status;
+  };
+  return { box, tick };
 }
 
 // ---- groups ----
@@ -694,11 +828,25 @@ function route() {
 async function boot() {
   document.getElementById("signout").addEventListener("click", () => signOut("Signed out."));
   try {
-    const r = await fetch("/console/fsm.json");
-    fsmTable = await r.json();
+    const [f, c] = await Promise.all([fetch("/console/fsm.json"), fetch("/console/config.json", { cache: "no-store" })]);
+    fsmTable = await f.json();
+    provider = (await c.json()).oidc || null;
   } catch (e) {
     page("berth console", errorBox(e));
     return;
+  }
+  // Back from the identity provider: trade the code for a token.
+  const back = new URLSearchParams(location.search);
+  let signInError = "";
+  if (provider && (back.has("code") || back.has("error"))) {
+    try {
+      const tok = await finishSignIn(back);
+      await probe(tok);
+      session.token = tok;
+      sessionStorage.setItem(TOKEN_KEY, tok);
+    } catch (e) {
+      signInError = e.status === 401 ? "berth does not accept the token the identity provider gave." : problemText(e);
+    }
   }
   // With no tokens configured, berth serve answers every request as its
   // local admin: an unauthenticated probe tells.
@@ -716,6 +864,7 @@ async function boot() {
     if (h) h.focus();
   });
   route();
+  if (signInError) say(signInError);
   document.body.dataset.ready = "true";
 }
 
