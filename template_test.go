@@ -968,8 +968,8 @@ func TestTemplateVPCAccessOnlyWithVpc(t *testing.T) {
 			t.Errorf("%s: the VPC access policy %d times under HasVpc and %d times without, want once under HasVpc", role[0], conditional, unconditional)
 		}
 	}
-	if withVpc != 3 {
-		t.Errorf("%d functions with a VpcConfig, want 3 (the workers and the reconciler)", withVpc)
+	if withVpc != 4 {
+		t.Errorf("%d functions with a VpcConfig, want 4 (the workers, the reconciler and the watcher)", withVpc)
 	}
 }
 

@@ -16,7 +16,7 @@ func TestVPCAccessOnlyInVPC(t *testing.T) {
 		want    int
 	}{
 		{name: "no VPC", want: 0},
-		{name: "VPC", subnets: []string{"subnet-0a1b2c3d4e5f60718"}, want: 3},
+		{name: "VPC", subnets: []string{"subnet-0a1b2c3d4e5f60718"}, want: 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := synth(t, withProps(func(p *Props) {

@@ -50,12 +50,12 @@ func newWatcher(scope constructs.Construct, p Props, common map[string]*string, 
 		reserved:    reserved,
 		memoryMB:    WatcherMemoryMB,
 		inVPC:       true,
-		env:         runtimeEnv(p),
+		env:         merge(runtimeEnv(p), configEnv(p)),
 		statements: slices.Concat([]awsiam.PolicyStatement{
 			// What the state loop writes: the instance's transition with its event, a group
 			// member's cleanup (outbox), its admission slot.
 			allow(workerActions, tables.Arns(workerTables, dynamostore.TableInstances, dynamostore.TableOutbox)...),
-		}, secretStatements(p), eksStatements(p)),
+		}, configStatements(p), secretStatements(p), eksStatements(p)),
 	})
 	if err != nil {
 		return nil, err
