@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// ErrDeploymentChanged: a deployment record write's expected version is no
-// longer the stored one (another reconciler wrote first); nothing was
+// ErrDeploymentChanged answers a deployment record write whose expected
+// version is no longer the stored one (another reconciler wrote first); nothing was
 // written.
 var ErrDeploymentChanged = errors.New("deployment record changed since it was read")
 
