@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func newRig(t *testing.T, extra ...configured.Node) *rig {
 	r := &rig{t: t, st: teststores.Dynamo(t, time.Now), rt: dockertest.Engine(t), logs: &testenv.SyncBuffer{}, emf: &testenv.SyncBuffer{}}
 	cfg := config.Default()
 	cfg.Docker.Scope = r.rt.Scope()
-	nodes := append(extra, configured.Node{Kind: container.RuntimeDocker, Name: "local", Runtime: r.rt})
+	nodes := slices.Concat(extra, []configured.Node{{Kind: container.RuntimeDocker, Name: "local", Runtime: r.rt}})
 	fn, err := newFunction(cfg, r.st, nodes, []runtime.Runtime{r.rt}, metrics.New(r.emf, map[string]string{"Function": "watcher"}),
 		slog.New(slog.NewJSONHandler(r.logs, nil)))
 	if err != nil {
