@@ -42,7 +42,7 @@ func check(t *testing.T, ctx context.Context, rt runtime.Runtime, calls []kindCa
 			continue
 		}
 		for _, k := range kinds {
-			if k != c.want && errors.Is(err, k) {
+			if !errors.Is(k, c.want) && errors.Is(err, k) {
 				t.Errorf("%s: %v is both %v and %v", c.name, err, c.want, k)
 			}
 		}
