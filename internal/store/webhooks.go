@@ -21,7 +21,7 @@ const (
 	MaxWebhooksPerOwner = 25
 )
 
-// ErrWebhookLimit: the owner already has MaxWebhooksPerOwner subscriptions,
+// ErrWebhookLimit is returned when the owner already has MaxWebhooksPerOwner subscriptions,
 // or the deployment MaxWebhooks; nothing was written.
 var ErrWebhookLimit = errors.New("too many webhook subscriptions")
 
