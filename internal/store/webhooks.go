@@ -19,9 +19,14 @@ const (
 	// MaxWebhooksPerOwner bounds one owner's subscriptions, so that one
 	// owner cannot take the whole of MaxWebhooks.
 	MaxWebhooksPerOwner = 25
+	// MaxAllOwnerWebhooks bounds the admins' subscriptions (those that
+	// match every owner's instances), whoever made them. With
+	// MaxWebhooksPerOwner it bounds the deliveries one status change
+	// writes in its transaction to 50, within DynamoDB's 100 actions.
+	MaxAllOwnerWebhooks = 25
 )
 
-// ErrWebhookLimit: the owner already has MaxWebhooksPerOwner subscriptions,
+// ErrWebhookLimit is returned when the owner already has MaxWebhooksPerOwner subscriptions,
 // or the deployment MaxWebhooks; nothing was written.
 var ErrWebhookLimit = errors.New("too many webhook subscriptions")
 
@@ -48,7 +53,7 @@ func AddWebhook(set container.WebhookSet, w container.Webhook, now time.Time) (c
 	if w.ID == "" || w.Owner == "" || w.URL == "" || w.Secret == "" {
 		return set, w, fmt.Errorf("put webhook %q: id, owner, url and secret are required: %w", w.ID, ErrInvalidParams)
 	}
-	owned := 0
+	owned, allOwners := 0, 0
 	for _, x := range set.Items {
 		if x.ID == w.ID {
 			return set, w, fmt.Errorf("put webhook %q: %w", w.ID, ErrAlreadyExists)
@@ -56,6 +61,13 @@ func AddWebhook(set container.WebhookSet, w container.Webhook, now time.Time) (c
 		if x.Owner == w.Owner {
 			owned++
 		}
+		if x.AllOwners {
+			allOwners++
+		}
+	}
+	if w.AllOwners && allOwners >= MaxAllOwnerWebhooks {
+		return set, w, fmt.Errorf("put webhook: the deployment has %d subscriptions to every owner (at most %d): %w",
+			allOwners, MaxAllOwnerWebhooks, ErrWebhookLimit)
 	}
 	if owned >= MaxWebhooksPerOwner {
 		return set, w, fmt.Errorf("put webhook: %s has %d subscriptions (at most %d): %w", w.Owner, owned, MaxWebhooksPerOwner, ErrWebhookLimit)

@@ -137,8 +137,11 @@ func (g Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 		r = net.DefaultResolver
 	}
 	addrs, err := r.LookupNetIP(ctx, "ip", host)
-	if err != nil || len(addrs) == 0 {
-		return nil, fmt.Errorf("%w: %s does not resolve: %v", ErrRefused, host, err)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s does not resolve: %w", ErrRefused, host, err)
+	case len(addrs) == 0:
+		return nil, fmt.Errorf("%w: %s resolves to no address", ErrRefused, host)
 	}
 	return addrs, nil
 }

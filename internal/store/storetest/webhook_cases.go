@@ -119,6 +119,20 @@ func testWebhookLimits(t *testing.T, s store.Store, _ *Clock) {
 	if _, err := s.PutWebhook(ctx, NewWebhook("bob")); err != nil {
 		t.Errorf("PutWebhook(bob) beside a full alice: %v", err)
 	}
+	// Subscriptions to every owner are bounded together, whichever admin
+	// made them.
+	for i := range store.MaxAllOwnerWebhooks {
+		w := NewWebhook(fmt.Sprintf("admin-%d", i%2))
+		w.AllOwners = true
+		if _, err := s.PutWebhook(ctx, w); err != nil {
+			t.Fatalf("all-owner PutWebhook %d: %v", i, err)
+		}
+	}
+	w := NewWebhook("admin-3")
+	w.AllOwners = true
+	if _, err := s.PutWebhook(ctx, w); !errors.Is(err, store.ErrWebhookLimit) {
+		t.Errorf("all-owner PutWebhook past the bound = %v; want ErrWebhookLimit", err)
+	}
 }
 
 // testWebhooksRace: concurrent puts and deletes on the one document lose
