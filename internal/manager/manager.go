@@ -117,7 +117,7 @@ func New(o Options) *Manager {
 		}
 	}}
 	m := &Manager{
-		changes: ch, store: endpointsRule{hooked}, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
+		changes: ch, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks,
 		logs: o.Logs, lastWordsTimeout: o.LastWordsTimeout,
@@ -126,8 +126,9 @@ func New(o Options) *Manager {
 		m.now = time.Now
 	}
 	// Every status change written through the manager reports itself to
-	// the subscriptions it matches (notify.go).
-	m.store = notifying{Store: hooked, m: m}
+	// the subscriptions it matches (notify.go), and a terminal one clears
+	// the instance's endpoints (endpoints.go).
+	m.store = notifying{Store: endpointsRule{hooked}, m: m}
 	if m.log == nil {
 		m.log = slog.Default()
 	}
