@@ -1,6 +1,7 @@
 package samtemplate
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -60,6 +61,49 @@ func statements(policies []any) []Statement {
 		}
 	}
 	return out
+}
+
+// roleStatements reads the inline policies of the role a function names
+// in Role (!GetAtt R.Arn, R an AWS::IAM::Role of the template): a role the
+// template writes out itself, where SAM would make one from Policies.
+func (p *parser) roleStatements(id string) ([]Statement, error) {
+	props, _ := p.resources[id]["Properties"].(map[string]any)
+	role := getAttTarget(props["Role"])
+	if role == "" || p.typeOf(role) != "AWS::IAM::Role" {
+		return nil, nil
+	}
+	rp, err := p.resolved(role)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Policies []struct{ PolicyDocument map[string]any }
+	}
+	if err := decode(rp, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", role, err)
+	}
+	var docs []any
+	for _, pol := range r.Policies {
+		docs = append(docs, pol.PolicyDocument)
+	}
+	return statements(docs), nil
+}
+
+// getAttTarget is the logical id an unresolved Fn::GetAtt names ("R.Arn"
+// or [R, Arn]), or "".
+func getAttTarget(v any) string {
+	m, _ := v.(map[string]any)
+	switch a := m["Fn::GetAtt"].(type) {
+	case string:
+		res, _, _ := strings.Cut(a, ".")
+		return res
+	case []any:
+		if len(a) == 2 {
+			res, _ := a[0].(string)
+			return res
+		}
+	}
+	return ""
 }
 
 // stringList is a string or a list of strings as a list.
