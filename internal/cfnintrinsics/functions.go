@@ -15,13 +15,13 @@ func (e *Evaluator) intrinsic(fn string, arg any) (any, error) {
 	case "Ref":
 		name, ok := arg.(string)
 		if !ok {
-			return nil, fmt.Errorf("Ref of %T", arg)
+			return nil, fmt.Errorf("a Ref of %T: want a name", arg)
 		}
 		return e.RefName(name)
 	case "Condition":
 		name, ok := arg.(string)
 		if !ok {
-			return nil, fmt.Errorf("Condition of %T", arg)
+			return nil, fmt.Errorf("a Condition of %T: want a name", arg)
 		}
 		return e.Condition(name)
 	case "Fn::If":

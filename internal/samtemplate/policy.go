@@ -1,6 +1,7 @@
 package samtemplate
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -77,4 +78,36 @@ func stringList(v any) []string {
 		return out
 	}
 	return nil
+}
+
+// roleStatements reads the inline policies of the role a function is given
+// by Role: !GetAtt SomeRole.Arn, when SomeRole is an AWS::IAM::Role of the
+// template: a function with a role of its own has no SAM Policies, and its
+// permissions are the role's.
+func (p *parser) roleStatements(id string) ([]Statement, error) {
+	props, _ := p.resources[id]["Properties"].(map[string]any)
+	role, _ := props["Role"].(map[string]any)
+	var roleID string
+	switch a := role["Fn::GetAtt"].(type) {
+	case string:
+		roleID, _, _ = strings.Cut(a, ".")
+	case []any:
+		if len(a) == 2 {
+			roleID, _ = a[0].(string)
+		}
+	}
+	if roleID == "" || p.typeOf(roleID) != "AWS::IAM::Role" {
+		return nil, nil
+	}
+	rp, err := p.resolved(roleID)
+	if err != nil {
+		return nil, fmt.Errorf("role %s: %w", roleID, err)
+	}
+	pols, _ := rp["Policies"].([]any)
+	docs := make([]any, 0, len(pols))
+	for _, pol := range pols {
+		m, _ := pol.(map[string]any)
+		docs = append(docs, m["PolicyDocument"])
+	}
+	return statements(docs), nil
 }

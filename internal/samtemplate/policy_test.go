@@ -25,3 +25,30 @@ func TestAllows(t *testing.T) {
 		}
 	}
 }
+
+// TestRoleStatements: a function given a role of its own (Role: !GetAtt
+// X.Arn) is allowed what the role's inline policies allow, as in AWS.
+func TestRoleStatements(t *testing.T) {
+	st, err := Load("../../template.yaml", Options{Parameters: map[string]string{"ConfigParameterName": "/berth/config"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := "arn:aws:ssm:" + DefaultRegion + ":" + DefaultAccountID + ":parameter/berth/config"
+	for _, tc := range []struct {
+		function string
+		want     bool
+	}{
+		{"CreateWorkerFunction", true}, // its own role
+		{"ReconcilerFunction", true},   // its own role
+		{"ApiFunction", true},          // SAM Policies
+		{"DispatcherFunction", false},  // neither
+	} {
+		f, ok := st.Functions[tc.function]
+		if !ok {
+			t.Fatalf("no function %s", tc.function)
+		}
+		if got := f.Allows("ssm:GetParameter", arn); got != tc.want {
+			t.Errorf("%s: Allows(ssm:GetParameter, %s) = %v, want %v", tc.function, arn, got, tc.want)
+		}
+	}
+}

@@ -460,6 +460,11 @@ func (p *parser) functions(s *Stack, arns map[string]string) error {
 			fn.Environment[k] = string(v)
 		}
 		fn.Statements = statements(f.Policies)
+		roleStmts, err := p.roleStatements(id)
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		fn.Statements = append(fn.Statements, roleStmts...)
 		s.Functions[id] = fn
 		for _, evName := range slices.Sorted(maps.Keys(f.Events)) {
 			ev := f.Events[evName]
