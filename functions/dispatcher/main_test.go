@@ -19,7 +19,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/lambdastream"
-	"github.com/berth-io/berth/internal/lambdastream/streamtest"
+	"github.com/berth-io/berth/internal/lambdastream/streampump"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/memqueue"
@@ -178,11 +178,11 @@ func TestSetupOnLocalServices(t *testing.T) {
 	}
 
 	st := dynamostore.New(ddb, dynamostore.Options{TablePrefix: prefix})
-	arn, err := streamtest.StreamARN(ctx, ddb, prefix+"outbox")
+	arn, err := streampump.StreamARN(ctx, ddb, prefix+"outbox")
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader, err := streamtest.NewReader(ctx, streamtest.NewLocalClient(ddbEndpoint), arn, streamtypes.ShardIteratorTypeTrimHorizon)
+	reader, err := streampump.NewReader(ctx, streampump.NewLocalClient(ddbEndpoint), arn, streamtypes.ShardIteratorTypeTrimHorizon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestSetupOnLocalServices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := h.Handle(ctx, streamtest.Event(recs...))
+	resp, err := h.Handle(ctx, streampump.Event(recs...))
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Handle: %+v, %v", resp, err)
 	}
@@ -243,11 +243,11 @@ func TestFixturesMatchTheRealStream(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = dynamostore.DeleteTables(context.Background(), ddb, prefix) })
 	st := dynamostore.New(ddb, dynamostore.Options{TablePrefix: prefix})
-	arn, err := streamtest.StreamARN(ctx, ddb, prefix+"outbox")
+	arn, err := streampump.StreamARN(ctx, ddb, prefix+"outbox")
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader, err := streamtest.NewReader(ctx, streamtest.NewLocalClient(testenv.DynamoDBEndpoint(t)), arn, streamtypes.ShardIteratorTypeTrimHorizon)
+	reader, err := streampump.NewReader(ctx, streampump.NewLocalClient(testenv.DynamoDBEndpoint(t)), arn, streamtypes.ShardIteratorTypeTrimHorizon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestFixturesMatchTheRealStream(t *testing.T) {
 		}
 		r.EventSourceArn = fixtureARN
 		r.AWSRegion = "us-east-1"
-		raw, err := json.MarshalIndent(streamtest.Event(r), "", "  ")
+		raw, err := json.MarshalIndent(streampump.Event(r), "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/lambdastream"
-	"github.com/berth-io/berth/internal/lambdastream/streamtest"
+	"github.com/berth-io/berth/internal/lambdastream/streampump"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/monitor"
 	"github.com/berth-io/berth/internal/outbox"
@@ -91,11 +91,11 @@ func TestServerlessPath(t *testing.T) {
 
 	// The dispatcher Lambda, fed by the real stream.
 	table := dynamostore.TableName(prefix, dynamostore.TableOutbox)
-	arn, err := streamtest.StreamARN(ctx, ddb, table)
+	arn, err := streampump.StreamARN(ctx, ddb, table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader, err := streamtest.NewReader(ctx, streamtest.NewLocalClient(testenv.DynamoDBEndpoint(t)), arn, streamtypes.ShardIteratorTypeTrimHorizon)
+	reader, err := streampump.NewReader(ctx, streampump.NewLocalClient(testenv.DynamoDBEndpoint(t)), arn, streamtypes.ShardIteratorTypeTrimHorizon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestServerlessPath(t *testing.T) {
 		Dispatcher:  &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: queues[outbox.CreateQueue], outbox.LifecycleQueue: queues[outbox.LifecycleQueue]}, Store: st, Logger: quiet},
 		OutboxTable: table, Logger: quiet,
 	}
-	pump := &streamtest.Pump{Reader: reader, Handler: handler.Handle}
+	pump := &streampump.Pump{Reader: reader, Handler: handler.Handle}
 	background(t, func(ctx context.Context) { _ = pump.Run(ctx) })
 
 	// The worker Lambda, fed by an SQS poller that plays the event source

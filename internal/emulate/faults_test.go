@@ -19,7 +19,7 @@ import (
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/emulate"
-	"github.com/berth-io/berth/internal/lambdastream/streamtest"
+	"github.com/berth-io/berth/internal/lambdastream/streampump"
 	"github.com/berth-io/berth/internal/samtemplate"
 	"github.com/berth-io/berth/internal/testenv"
 )
@@ -134,7 +134,7 @@ func TestPoisonStreamRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The poison record's own sequence number, read from the stream.
-	reader, err := streamtest.NewReader(t.Context(), streamtest.NewLocalClient(testenv.DynamoDBEndpoint(t)), streamARN(t, st, outbox), streamtypes.ShardIteratorTypeTrimHorizon)
+	reader, err := streampump.NewReader(t.Context(), streampump.NewLocalClient(testenv.DynamoDBEndpoint(t)), streamARN(t, st, outbox), streamtypes.ShardIteratorTypeTrimHorizon)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/berth-io/berth/internal/lambdastream/streamtest"
+	"github.com/berth-io/berth/internal/lambdastream/streampump"
 	"github.com/berth-io/berth/internal/samtemplate"
 )
 
@@ -54,10 +54,10 @@ func (p *streamPoller) run(ctx context.Context) {
 	if p.m.Settings.StartingPosition == string(streamtypes.ShardIteratorTypeTrimHorizon) {
 		from = streamtypes.ShardIteratorTypeTrimHorizon
 	}
-	var r *streamtest.Reader
+	var r *streampump.Reader
 	for r == nil {
 		var err error
-		if r, err = streamtest.NewReader(ctx, p.streams, p.streamARN, from); err != nil {
+		if r, err = streampump.NewReader(ctx, p.streams, p.streamARN, from); err != nil {
 			if ctx.Err() != nil {
 				return
 			}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/lambdastream"
-	"github.com/berth-io/berth/internal/lambdastream/streamtest"
+	"github.com/berth-io/berth/internal/lambdastream/streampump"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
@@ -37,7 +37,7 @@ var envSeq atomic.Int64
 type streamEnv struct {
 	store     *dynamostore.Store
 	table     string
-	reader    *streamtest.Reader
+	reader    *streampump.Reader
 	streams   *dynamodbstreams.Client
 	arn       string
 	create    *sqsqueue.Queue
@@ -59,13 +59,13 @@ func newStreamEnv(t *testing.T) *streamEnv {
 		store: dynamostore.New(ddb, dynamostore.Options{TablePrefix: prefix}),
 		table: dynamostore.TableName(prefix, dynamostore.TableOutbox),
 	}
-	arn, err := streamtest.StreamARN(ctx, ddb, e.table)
+	arn, err := streampump.StreamARN(ctx, ddb, e.table)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.arn = arn
-	e.streams = streamtest.NewLocalClient(testenv.DynamoDBEndpoint(t))
-	if e.reader, err = streamtest.NewReader(ctx, e.streams, arn, streamtypes.ShardIteratorTypeTrimHorizon); err != nil {
+	e.streams = streampump.NewLocalClient(testenv.DynamoDBEndpoint(t))
+	if e.reader, err = streampump.NewReader(ctx, e.streams, arn, streamtypes.ShardIteratorTypeTrimHorizon); err != nil {
 		t.Fatal(err)
 	}
 	sc := sqsqueue.NewLocalClient(sqsEndpoint)
@@ -107,7 +107,7 @@ func (e *streamEnv) records(t *testing.T, n int) []events.DynamoDBEventRecord {
 
 func (e *streamEnv) handle(t *testing.T, recs ...events.DynamoDBEventRecord) []string {
 	t.Helper()
-	resp, err := e.handler.Handle(context.Background(), streamtest.Event(recs...))
+	resp, err := e.handler.Handle(context.Background(), streampump.Event(recs...))
 	if err != nil {
 		t.Fatalf("Handle: %v", err)
 	}
@@ -281,7 +281,7 @@ func TestStreamHandlerReportsFailedSends(t *testing.T) {
 
 // TestLatencyThroughStream measures commit → message received on the AWS
 // path as far as it runs here: dynamostore on DynamoDB Local, its stream
-// polled with GetRecords by streamtest.Pump (every 25 ms when idle, where a
+// polled with GetRecords by streampump.Pump (every 25 ms when idle, where a
 // Lambda event source mapping polls about every 250 ms), the handler, the
 // SQS emulator, and a consumer long-polling it. It logs the medians; nothing
 // is asserted on them.
@@ -289,7 +289,7 @@ func TestLatencyThroughStream(t *testing.T) {
 	e := newStreamEnv(t)
 	var handlerAt sync.Map // outbox id → time the handler got its record
 	const pollInterval = 25 * time.Millisecond
-	pump := &streamtest.Pump{
+	pump := &streampump.Pump{
 		Reader:       e.reader,
 		PollInterval: pollInterval,
 		Handler: func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {

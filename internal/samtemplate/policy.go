@@ -63,49 +63,6 @@ func statements(policies []any) []Statement {
 	return out
 }
 
-// roleStatements reads the inline policies of the role a function names
-// in Role (!GetAtt R.Arn, R an AWS::IAM::Role of the template): a role the
-// template writes out itself, where SAM would make one from Policies.
-func (p *parser) roleStatements(id string) ([]Statement, error) {
-	props, _ := p.resources[id]["Properties"].(map[string]any)
-	role := getAttTarget(props["Role"])
-	if role == "" || p.typeOf(role) != "AWS::IAM::Role" {
-		return nil, nil
-	}
-	rp, err := p.resolved(role)
-	if err != nil {
-		return nil, err
-	}
-	var r struct {
-		Policies []struct{ PolicyDocument map[string]any }
-	}
-	if err := decode(rp, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", role, err)
-	}
-	var docs []any
-	for _, pol := range r.Policies {
-		docs = append(docs, pol.PolicyDocument)
-	}
-	return statements(docs), nil
-}
-
-// getAttTarget is the logical id an unresolved Fn::GetAtt names ("R.Arn"
-// or [R, Arn]), or "".
-func getAttTarget(v any) string {
-	m, _ := v.(map[string]any)
-	switch a := m["Fn::GetAtt"].(type) {
-	case string:
-		res, _, _ := strings.Cut(a, ".")
-		return res
-	case []any:
-		if len(a) == 2 {
-			res, _ := a[0].(string)
-			return res
-		}
-	}
-	return ""
-}
-
 // stringList is a string or a list of strings as a list.
 func stringList(v any) []string {
 	switch x := v.(type) {
@@ -121,4 +78,36 @@ func stringList(v any) []string {
 		return out
 	}
 	return nil
+}
+
+// roleStatements reads the inline policies of the role a function is given
+// by Role: !GetAtt SomeRole.Arn, when SomeRole is an AWS::IAM::Role of the
+// template: a function with a role of its own has no SAM Policies, and its
+// permissions are the role's.
+func (p *parser) roleStatements(id string) ([]Statement, error) {
+	props, _ := p.resources[id]["Properties"].(map[string]any)
+	role, _ := props["Role"].(map[string]any)
+	var roleID string
+	switch a := role["Fn::GetAtt"].(type) {
+	case string:
+		roleID, _, _ = strings.Cut(a, ".")
+	case []any:
+		if len(a) == 2 {
+			roleID, _ = a[0].(string)
+		}
+	}
+	if roleID == "" || p.typeOf(roleID) != "AWS::IAM::Role" {
+		return nil, nil
+	}
+	rp, err := p.resolved(roleID)
+	if err != nil {
+		return nil, fmt.Errorf("role %s: %w", roleID, err)
+	}
+	pols, _ := rp["Policies"].([]any)
+	docs := make([]any, 0, len(pols))
+	for _, pol := range pols {
+		m, _ := pol.(map[string]any)
+		docs = append(docs, m["PolicyDocument"])
+	}
+	return statements(docs), nil
 }

@@ -26,51 +26,29 @@ func TestAllows(t *testing.T) {
 	}
 }
 
-// TestRoleStatements: a function whose Role is a role the template writes
-// out has that role's inline policies as its statements, conditions
-// resolved, as AWS would apply them.
+// TestRoleStatements: a function given a role of its own (Role: !GetAtt
+// X.Arn) is allowed what the role's inline policies allow, as in AWS.
 func TestRoleStatements(t *testing.T) {
-	const tpl = `
-Parameters:
-  Secret: {Type: String, Default: ""}
-Conditions:
-  HasSecret: !Not [!Equals [!Ref Secret, ""]]
-Resources:
-  FnRole:
-    Type: AWS::IAM::Role
-    Properties:
-      Policies:
-        - PolicyName: P0
-          PolicyDocument:
-            Statement:
-              - {Effect: Allow, Action: [ssm:GetParameter], Resource: !Sub "arn:aws:ssm:${AWS::Region}:${AWS::AccountId}:parameter/cfg"}
-        - !If
-          - HasSecret
-          - PolicyName: P1
-            PolicyDocument:
-              Statement:
-                - {Effect: Allow, Action: secretsmanager:GetSecretValue, Resource: !Ref Secret}
-          - !Ref AWS::NoValue
-  Fn:
-    Type: AWS::Serverless::Function
-    Properties:
-      CodeUri: functions/fn
-      Role: !GetAtt FnRole.Arn
-`
+	st, err := Load("../../template.yaml", Options{Parameters: map[string]string{"ConfigParameterName": "/berth/config"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := "arn:aws:ssm:" + DefaultRegion + ":" + DefaultAccountID + ":parameter/berth/config"
 	for _, tc := range []struct {
-		secret     string
-		wantSecret bool
-	}{{"", false}, {"arn:aws:secretsmanager:eu-west-1:000000000000:secret:rt", true}} {
-		s, err := Parse([]byte(tpl), Options{StackName: "st", Region: "eu-west-1", Parameters: map[string]string{"Secret": tc.secret}})
-		if err != nil {
-			t.Fatal(err)
+		function string
+		want     bool
+	}{
+		{"CreateWorkerFunction", true}, // its own role
+		{"ReconcilerFunction", true},   // its own role
+		{"ApiFunction", true},          // SAM Policies
+		{"DispatcherFunction", false},  // neither
+	} {
+		f, ok := st.Functions[tc.function]
+		if !ok {
+			t.Fatalf("no function %s", tc.function)
 		}
-		fn := s.Functions["Fn"]
-		if !fn.Allows("ssm:GetParameter", "arn:aws:ssm:eu-west-1:000000000000:parameter/cfg") {
-			t.Errorf("secret %q: the role's first policy is not read: %+v", tc.secret, fn.Statements)
-		}
-		if got := fn.Allows("secretsmanager:GetSecretValue", "arn:aws:secretsmanager:eu-west-1:000000000000:secret:rt"); got != tc.wantSecret {
-			t.Errorf("secret %q: GetSecretValue allowed = %v, want %v: %+v", tc.secret, got, tc.wantSecret, fn.Statements)
+		if got := f.Allows("ssm:GetParameter", arn); got != tc.want {
+			t.Errorf("%s: Allows(ssm:GetParameter, %s) = %v, want %v", tc.function, arn, got, tc.want)
 		}
 	}
 }

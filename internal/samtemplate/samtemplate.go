@@ -25,6 +25,8 @@ import (
 	"strings"
 
 	"github.com/awslabs/goformation/v7/intrinsics"
+
+	"github.com/berth-io/berth/internal/cfnintrinsics"
 )
 
 // Defaults of Options.
@@ -117,16 +119,16 @@ func Parse(raw []byte, opts Options) (*Stack, error) {
 		}
 		p.resources[id] = m
 	}
-	p.ev = &evaluator{
-		doc: doc, conditions: map[string]bool{}, evaluating: map[string]bool{},
-		pseudo: map[string]string{
+	p.ev = &cfnintrinsics.Evaluator{
+		Doc: doc,
+		Pseudo: map[string]string{
 			"AWS::StackName": opts.StackName, "AWS::Region": opts.Region, "AWS::AccountId": opts.AccountID,
 			"AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com",
 			"AWS::StackId": fmt.Sprintf("arn:aws:cloudformation:%s:%s:stack/%s/emulated", opts.Region, opts.AccountID, opts.StackName),
 		},
-		ref: p.ref, getAtt: p.getAtt,
+		Ref: p.refResource, GetAtt: p.getAtt,
 	}
-	if p.ev.params, p.paramRefs, err = parameters(doc, opts.Parameters); err != nil {
+	if p.ev.Params, p.paramRefs, err = parameters(doc, opts.Parameters); err != nil {
 		return nil, err
 	}
 	return p.stack()
@@ -185,7 +187,7 @@ type parser struct {
 	doc       map[string]any
 	opts      Options
 	resources map[string]map[string]any
-	ev        *evaluator
+	ev        *cfnintrinsics.Evaluator
 	paramRefs map[string]bool // declared parameters
 	// names caches each resource's physical name (resolving it may need
 	// other resources' names).
@@ -210,7 +212,7 @@ func (p *parser) exists(id string) (bool, error) {
 	if !ok {
 		return true, nil
 	}
-	return p.ev.condition(c)
+	return p.ev.Condition(c)
 }
 
 // nameProperty is the property that names a resource of each type, when
@@ -239,7 +241,7 @@ func (p *parser) name(id string) (string, error) {
 	if prop, ok := nameProperty[p.typeOf(id)]; ok {
 		props, _ := p.resources[id]["Properties"].(map[string]any)
 		if raw, ok := props[prop]; ok {
-			v, err := p.ev.eval(raw)
+			v, err := p.ev.Eval(raw)
 			if err != nil {
 				return "", fmt.Errorf("%s.%s: %w", id, prop, err)
 			}
@@ -250,7 +252,7 @@ func (p *parser) name(id string) (string, error) {
 	}
 	if p.typeOf(id) == TypeQueue && !strings.HasSuffix(n, ".fifo") {
 		props, _ := p.resources[id]["Properties"].(map[string]any)
-		if fifo, _ := p.ev.eval(props["FifoQueue"]); scalar(fifo) == "true" {
+		if fifo, _ := p.ev.Eval(props["FifoQueue"]); scalar(fifo) == "true" {
 			n += ".fifo"
 		}
 	}
@@ -317,7 +319,7 @@ func (p *parser) getAtt(id, attr string) (any, error) {
 // resolved returns a resource's Properties with intrinsics resolved.
 func (p *parser) resolved(id string) (map[string]any, error) {
 	props, _ := p.resources[id]["Properties"].(map[string]any)
-	v, err := p.ev.eval(props)
+	v, err := p.ev.Eval(props)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}

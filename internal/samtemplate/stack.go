@@ -279,7 +279,7 @@ type esmProps struct {
 
 func (p *parser) stack() (*Stack, error) {
 	s := &Stack{Parameters: map[string]string{}, Functions: map[string]*Function{}, Queues: map[string]*Queue{}, Tables: map[string]*Table{}}
-	for k, v := range p.ev.params {
+	for k, v := range p.ev.Params {
 		s.Parameters[k] = scalar(v)
 	}
 	arns := map[string]string{} // ARN (and queue URL, function name) → logical id
@@ -412,7 +412,7 @@ func (p *parser) functions(s *Stack, arns map[string]string) error {
 	}
 	globalsRaw, _ := p.doc["Globals"].(map[string]any)
 	gRaw, _ := globalsRaw["Function"].(map[string]any)
-	gv, err := p.ev.eval(gRaw)
+	gv, err := p.ev.Eval(gRaw)
 	if err != nil {
 		return fmt.Errorf("Globals.Function: %w", err)
 	}
@@ -460,11 +460,11 @@ func (p *parser) functions(s *Stack, arns map[string]string) error {
 			fn.Environment[k] = string(v)
 		}
 		fn.Statements = statements(f.Policies)
-		roleStatements, err := p.roleStatements(id)
+		roleStmts, err := p.roleStatements(id)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", id, err)
 		}
-		fn.Statements = append(fn.Statements, roleStatements...)
+		fn.Statements = append(fn.Statements, roleStmts...)
 		s.Functions[id] = fn
 		for _, evName := range slices.Sorted(maps.Keys(f.Events)) {
 			ev := f.Events[evName]

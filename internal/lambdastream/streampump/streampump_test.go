@@ -1,4 +1,4 @@
-package streamtest_test
+package streampump_test
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/berth-io/berth/internal/lambdastream"
-	"github.com/berth-io/berth/internal/lambdastream/streamtest"
+	"github.com/berth-io/berth/internal/lambdastream/streampump"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
 )
 
-// TestAttributeConversions: streams API → aws-lambda-go (streamtest) →
+// TestAttributeConversions: streams API → aws-lambda-go (streampump) →
 // DynamoDB API (lambdastream.FromEventAttributes) gives what the SDK's own
 // streams → DynamoDB conversion gives, for every attribute type.
 func TestAttributeConversions(t *testing.T) {
@@ -41,7 +41,7 @@ func TestAttributeConversions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := lambdastream.FromEventAttributes(streamtest.Attributes(in))
+	got, err := lambdastream.FromEventAttributes(streampump.Attributes(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +62,11 @@ func TestPumpRetriesLikeAnEventSourceMapping(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = dynamostore.DeleteTables(context.Background(), ddb, prefix) })
 	st := dynamostore.New(ddb, dynamostore.Options{TablePrefix: prefix})
-	arn, err := streamtest.StreamARN(ctx, ddb, prefix+"outbox")
+	arn, err := streampump.StreamARN(ctx, ddb, prefix+"outbox")
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader, err := streamtest.NewReader(ctx, streamtest.NewLocalClient(testenv.DynamoDBEndpoint(t)), arn, types.ShardIteratorTypeTrimHorizon)
+	reader, err := streampump.NewReader(ctx, streampump.NewLocalClient(testenv.DynamoDBEndpoint(t)), arn, types.ShardIteratorTypeTrimHorizon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestPumpRetriesLikeAnEventSourceMapping(t *testing.T) {
 		}
 		return -1
 	}
-	pump := &streamtest.Pump{
+	pump := &streampump.Pump{
 		Reader:       reader,
 		MaxRetries:   2,
 		RetryBackoff: time.Millisecond,

@@ -1,4 +1,4 @@
-// Package streamtest plays, in tests and local runs, the part of the Lambda
+// Package streampump plays, in berth-emulate and in tests, the part of the Lambda
 // event source mapping between a DynamoDB table's stream and a stream
 // handler: it reads the stream (DynamoDB Local's or AWS's) with the
 // dynamodbstreams client, converts its records into the aws-lambda-go
@@ -8,7 +8,7 @@
 // Nothing emulates event source mappings on these machines (see the SQS and
 // DynamoDB Local recipes), so end-to-end tests of the request loop use Pump
 // between the store and functions/dispatcher's handler.
-package streamtest
+package streampump
 
 import (
 	"context"
@@ -39,11 +39,11 @@ func NewLocalClient(endpoint string) *dynamodbstreams.Client {
 func StreamARN(ctx context.Context, client *dynamodb.Client, table string) (string, error) {
 	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
-		return "", fmt.Errorf("streamtest: describe table %s: %w", table, err)
+		return "", fmt.Errorf("streampump: describe table %s: %w", table, err)
 	}
 	arn := aws.ToString(out.Table.LatestStreamArn)
 	if arn == "" {
-		return "", fmt.Errorf("streamtest: table %s has no stream", table)
+		return "", fmt.Errorf("streampump: table %s has no stream", table)
 	}
 	return arn, nil
 }
@@ -82,7 +82,7 @@ func (r *Reader) discover(ctx context.Context, from types.ShardIteratorType) err
 	for {
 		out, err := r.client.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(r.arn), ExclusiveStartShardId: start})
 		if err != nil {
-			return fmt.Errorf("streamtest: describe stream %s: %w", r.arn, err)
+			return fmt.Errorf("streampump: describe stream %s: %w", r.arn, err)
 		}
 		for _, sh := range out.StreamDescription.Shards {
 			id := aws.ToString(sh.ShardId)
@@ -98,7 +98,7 @@ func (r *Reader) discover(ctx context.Context, from types.ShardIteratorType) err
 				StreamArn: aws.String(r.arn), ShardId: aws.String(id), ShardIteratorType: from,
 			})
 			if err != nil {
-				return fmt.Errorf("streamtest: shard iterator of %s: %w", id, err)
+				return fmt.Errorf("streampump: shard iterator of %s: %w", id, err)
 			}
 			r.iters[id] = aws.ToString(it.ShardIterator)
 			r.order = append(r.order, id)
@@ -133,7 +133,7 @@ func (r *Reader) Read(ctx context.Context) ([]events.DynamoDBEventRecord, error)
 			}
 		}
 		if err != nil {
-			return out, fmt.Errorf("streamtest: get records of shard %s: %w", id, err)
+			return out, fmt.Errorf("streampump: get records of shard %s: %w", id, err)
 		}
 		for _, rec := range res.Records {
 			out = append(out, Record(rec, r.arn))
@@ -168,7 +168,7 @@ func (r *Reader) reiterate(ctx context.Context, shard string) (string, error) {
 	}
 	out, err := r.client.GetShardIterator(ctx, in)
 	if err != nil {
-		return "", fmt.Errorf("streamtest: new shard iterator of %s: %w", shard, err)
+		return "", fmt.Errorf("streampump: new shard iterator of %s: %w", shard, err)
 	}
 	return aws.ToString(out.ShardIterator), nil
 }
@@ -186,7 +186,7 @@ func (r *Reader) Wait(ctx context.Context, n int, timeout, interval time.Duratio
 			return all, err
 		}
 		if time.Now().Add(interval).After(deadline) {
-			return all, fmt.Errorf("streamtest: %d of %d records after %s", len(all), n, timeout)
+			return all, fmt.Errorf("streampump: %d of %d records after %s", len(all), n, timeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -272,7 +272,7 @@ func Attribute(v types.AttributeValue) events.DynamoDBAttributeValue {
 	case *types.AttributeValueMemberM:
 		return events.NewMapAttribute(Attributes(v.Value))
 	}
-	panic(fmt.Sprintf("streamtest: unknown attribute value type %T", v))
+	panic(fmt.Sprintf("streampump: unknown attribute value type %T", v))
 }
 
 // Handler is a stream-triggered Lambda's handler (lambdastream.Handler.Handle).
