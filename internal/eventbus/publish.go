@@ -115,7 +115,7 @@ func (p *Publisher) Publish(ctx context.Context, entries []types.PutEventsReques
 			case <-ctx.Done():
 				t.Stop()
 				for _, i := range pending {
-					errs[i] = fmt.Errorf("%w (after %v)", ctx.Err(), errs[i])
+					errs[i] = fmt.Errorf("%w (after %w)", ctx.Err(), errs[i])
 				}
 				return errs, joinFailed(errs)
 			case <-t.C:

@@ -460,6 +460,11 @@ func (p *parser) functions(s *Stack, arns map[string]string) error {
 			fn.Environment[k] = string(v)
 		}
 		fn.Statements = statements(f.Policies)
+		roleStmts, err := p.roleStatements(id)
+		if err != nil {
+			return err
+		}
+		fn.Statements = append(fn.Statements, roleStmts...)
 		s.Functions[id] = fn
 		for _, evName := range slices.Sorted(maps.Keys(f.Events)) {
 			ev := f.Events[evName]
@@ -822,4 +827,37 @@ func (p *parser) gatewayRoutes(s *Stack, arns map[string]string) error {
 		s.Routes = append(s.Routes, route)
 	}
 	return nil
+}
+
+// roleStatements are the inline statements of the role a function names
+// with Role: !GetAtt <role>.Arn, a role the template writes out (as it does
+// for the functions whose VPC access policy depends on a condition); none
+// for a function whose role SAM makes from its Policies.
+func (p *parser) roleStatements(id string) ([]Statement, error) {
+	raw, _ := p.resources[id]["Properties"].(map[string]any)
+	ga, _ := raw["Role"].(map[string]any)
+	var role string
+	switch a := ga["Fn::GetAtt"].(type) {
+	case string:
+		role, _, _ = strings.Cut(a, ".")
+	case []any:
+		if len(a) == 2 {
+			role, _ = a[0].(string)
+		}
+	}
+	if role == "" || p.typeOf(role) != "AWS::IAM::Role" {
+		return nil, nil
+	}
+	props, err := p.resolved(role)
+	if err != nil {
+		return nil, err
+	}
+	pols, _ := props["Policies"].([]any)
+	docs := make([]any, 0, len(pols))
+	for _, pol := range pols {
+		if m, _ := pol.(map[string]any); m != nil && m["PolicyDocument"] != nil {
+			docs = append(docs, m["PolicyDocument"])
+		}
+	}
+	return statements(docs), nil
 }
