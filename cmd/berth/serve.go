@@ -203,6 +203,13 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
 	wo := wiring.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)
 	wo.CreateSlots = s.slots
+	if cfg.Webhooks.EventBus != "" {
+		awsCfg, err := wiring.AWSConfig(ctx, cfg.Store.Region)
+		if err != nil {
+			return nil, fmt.Errorf("webhooks.event_bus: %w", err)
+		}
+		wo.EventBus = wiring.EventBus(cfg, awsCfg)
+	}
 	if wo.Secrets, err = secrets.New(cfg.Secrets, os.LookupEnv, nil); err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 		// with the reason instead of waiting on a function that cannot start.
 		logger.Warn("no runtime configured (docker.hosts and kubernetes.clusters are empty): every create and start fails at once")
 	}
-	return newFunctionOn(e.Config, e.Store, res, e.SQS(), sec, e.Metrics, logger), nil
+	return newFunctionOn(e.Config, e.Store, res, e.SQS(), sec, e.Metrics, logger, wiring.EventBus(e.Config, e.AWS)), nil
 }
 
 // newFunction wires the worker on its parts; tests call it with DynamoDB
@@ -68,11 +68,13 @@ func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClie
 	if err != nil {
 		return nil, err
 	}
-	return newFunctionOn(cfg, st, res, sqsClient, sec, emf, logger), nil
+	return newFunctionOn(cfg, st, res, sqsClient, sec, emf, logger, nil), nil
 }
 
-// newFunctionOn wires the worker on the runtimes of res (any mix, or none).
-func newFunctionOn(cfg *config.Config, st store.Store, res *runtime.Resolver, sqsClient sqsqueue.API, sec worker.SecretSource, emf *metrics.Emitter, logger *slog.Logger) *function {
+// newFunctionOn wires the worker on the runtimes of res (any mix, or none);
+// bus, when not nil, puts the event bus's deliveries on it.
+func newFunctionOn(cfg *config.Config, st store.Store, res *runtime.Resolver, sqsClient sqsqueue.API, sec worker.SecretSource, emf *metrics.Emitter, logger *slog.Logger,
+	bus worker.Deliverer) *function {
 	mo := wiring.ManagerOptions(cfg, st, logger, emf)
 	mo.Logs = res // last words, read from the runtimes this function holds
 	m := manager.New(mo)
@@ -80,6 +82,7 @@ func newFunctionOn(cfg *config.Config, st store.Store, res *runtime.Resolver, sq
 	// event source's maximum concurrency) is the limit.
 	wo := wiring.WorkerOptions(cfg, m, st, res, logger, emf)
 	wo.Secrets = sec
+	wo.EventBus = bus
 	w := worker.New(wo)
 	return &function{w: w, queues: wiring.QueuesByName(cfg, sqsClient), log: logger}
 }

@@ -36,6 +36,7 @@ const (
 	envConfigParameter    = "BERTH_CONFIG_PARAMETER"
 	envSecretsSource      = "BERTH_SECRETS_SOURCE"
 	envSecretsSSMPrefix   = "BERTH_SECRETS_SSM_PREFIX"
+	envEventBus           = "BERTH_WEBHOOKS_EVENT_BUS"
 )
 
 // commonEnv is what every function reads the same way.
@@ -52,6 +53,9 @@ func commonEnv(p Props) map[string]*string {
 		// Containers carry the stack's name as their scope: two stacks sharing a Docker host
 		// never reconcile each other's containers.
 		envDockerScope: awscdk.Aws_STACK_NAME(),
+		// Every function that writes a status change writes its event-bus delivery in the same
+		// transaction; only the lifecycle worker puts it.
+		envEventBus: jsii.String(p.EventBusName),
 	}
 }
 
@@ -101,5 +105,5 @@ func envNames() []string {
 	return []string{envTablePrefix, envCreateQueueURL, envLifecycleQueueURL, envAdminClaim, envAdminGroup, envOIDCIssuer, envOIDCClientID,
 		envMaxConcurrency, envMaxPending, envCreateStartTimeout, envMaxAttempts, envStopGracePeriod,
 		envAllowedRuntimes, envWorkspaceRoot, envOutboxSweepAfter, envOrphanGrace, envDockerScope,
-		envSecretsSource, envSecretsSSMPrefix}
+		envSecretsSource, envSecretsSSMPrefix, envEventBus}
 }

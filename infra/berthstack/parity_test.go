@@ -40,6 +40,7 @@ var parityCases = []struct {
 		ParamLogRetentionDays:          "7",
 		ParamTablePrefix:               "prod-",
 		ParamSecretsParameterPath:      "/prod/berth/secrets/",
+		ParamEventBusName:              "berth-events",
 		ParamReconcileSchedule:         "rate(2 minutes)",
 		ParamAllowedRuntimes:           "docker,kubernetes",
 		ParamEksClusterArns:            "arn:aws:eks:eu-west-1:123456789012:cluster/apps,arn:aws:eks:eu-west-1:123456789012:cluster/batch",

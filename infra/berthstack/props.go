@@ -109,6 +109,10 @@ type Props struct {
 	LogRetentionDays int
 	// AlarmTopicARN is an SNS topic the alarms notify; empty means alarms without actions.
 	AlarmTopicARN string
+	// EventBusName is the EventBridge bus (a name in the stack's account and region) every
+	// status change is put on; only the lifecycle worker may put events, on it only. Defaults
+	// to DefaultEventBusName.
+	EventBusName string
 	// DistDir holds <fn>/bootstrap for every function, what `make build` writes. Not a template
 	// parameter: SAM builds the code itself. Defaults to DefaultDistDir.
 	DistDir string
@@ -124,6 +128,12 @@ const DefaultLogRetentionDays = 30
 // DefaultSecretsParameterPath is the template's default parameter path for templates'
 // secrets: a folder of its own under the configuration's /berth/.
 const DefaultSecretsParameterPath = "/berth/secrets/"
+
+// DefaultEventBusName is the account's default event bus.
+const DefaultEventBusName = "default"
+
+// eventBusNameRE is what EventBridge accepts as a bus name.
+var eventBusNameRE = regexp.MustCompile(`^[/\.\-_A-Za-z0-9]{1,256}$`)
 
 // DefaultDistDir is where `make build` leaves the function binaries, seen from infra/.
 const DefaultDistDir = "../dist"
@@ -170,6 +180,7 @@ func DefaultProps() Props {
 		ConfigVersion:             DefaultConfigVersion,
 		DeletionProtection:        true,
 		LogRetentionDays:          DefaultLogRetentionDays,
+		EventBusName:              DefaultEventBusName,
 		DistDir:                   DefaultDistDir,
 	}
 }
@@ -224,6 +235,7 @@ const (
 	ParamDeletionProtection        = "DeletionProtection"
 	ParamLogRetentionDays          = "LogRetentionDays"
 	ParamAlarmTopicARN             = "AlarmTopicArn"
+	ParamEventBusName              = "EventBusName"
 	ParamDistDir                   = "DistDir"
 )
 
@@ -235,7 +247,8 @@ func ParamNames() []string {
 		ParamStopGracePeriodSeconds, ParamOutboxSweepAfterSeconds, ParamOrphanGraceSeconds, ParamReconcileSchedule,
 		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamConfigParameterName, ParamConfigVersion, ParamRuntimeConfigSecretArn, ParamEksClusterArns, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
 		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
-		ParamUseReservedConcurrency, ParamUserPoolMfa, ParamRuntimeWatcher, ParamUserPoolThreatProtection}
+		ParamUseReservedConcurrency, ParamUserPoolMfa, ParamRuntimeWatcher, ParamUserPoolThreatProtection,
+		ParamEventBusName}
 }
 
 var configParameterRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]+$`)
@@ -314,6 +327,7 @@ func LoadProps(lookup Lookup) (Props, error) {
 	boolean(ParamDeletionProtection, &p.DeletionProtection)
 	integer(ParamLogRetentionDays, &p.LogRetentionDays)
 	str(ParamAlarmTopicARN, &p.AlarmTopicARN)
+	str(ParamEventBusName, &p.EventBusName)
 	str(ParamDistDir, &p.DistDir)
 	if len(errs) > 0 {
 		return p, errors.Join(errs...)
@@ -389,6 +403,9 @@ func (p Props) Validate() error {
 	}
 	if p.RuntimeConfigSecretArn != "" && !strings.HasPrefix(p.RuntimeConfigSecretArn, "arn:") {
 		bad(ParamRuntimeConfigSecretArn, "%q is not an ARN", p.RuntimeConfigSecretArn)
+	}
+	if !eventBusNameRE.MatchString(p.EventBusName) {
+		bad(ParamEventBusName, "%q is not an event bus name", p.EventBusName)
 	}
 	if !parameterPathRE.MatchString(p.SecretsParameterPath) {
 		bad(ParamSecretsParameterPath, "%q is not a parameter path (/.../)", p.SecretsParameterPath)

@@ -87,7 +87,7 @@ func pullStatements(p Props) []awsiam.PolicyStatement {
 func newWorkers(scope constructs.Construct, p Props, common map[string]*string, tables *Tables, pl *Pipeline) (*Workers, error) {
 	w := &Workers{Construct: constructs.NewConstruct(scope, jsii.String("Workers"))}
 	storeStatement := allow(workerActions, tables.Arns(workerTables, dynamostore.TableInstances)...)
-	worker := func(id, description string, q awssqs.Queue, reserved int) (awslambda.Function, error) {
+	worker := func(id, description string, q awssqs.Queue, reserved int, more ...awsiam.PolicyStatement) (awslambda.Function, error) {
 		return newFunction(w.Construct, p, common, functionSpec{
 			id: id, binary: "worker", description: description,
 			// A start waits for stability like a create does: both workers wait as long.
@@ -103,7 +103,7 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 				// Templates' secret_env values, under the deployment's path only.
 				allow([]string{"ssm:GetParameter"}, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":ssm:"+*awscdk.Aws_REGION()+":"+
 					*awscdk.Aws_ACCOUNT_ID()+":parameter"+p.SecretsParameterPath+"*")),
-			}, pullStatements(p), configStatements(p), secretStatements(p), eksStatements(p)),
+			}, pullStatements(p), configStatements(p), secretStatements(p), eksStatements(p), more),
 		})
 	}
 	var err error
@@ -131,7 +131,10 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 		},
 	})
 
-	if w.Lifecycle, err = worker("LifecycleWorkerFunction", "berth lifecycle worker (start, stop, delete)", pl.Lifecycle.Queue, 0); err != nil {
+	// Deliveries reach the lifecycle worker (the stack has no notify queue): it alone puts
+	// the status changes on the bus.
+	if w.Lifecycle, err = worker("LifecycleWorkerFunction", "berth lifecycle worker (start, stop, delete)", pl.Lifecycle.Queue, 0,
+		eventBusStatement(p)); err != nil {
 		return nil, err
 	}
 	w.LifecycleMapping = awslambda.NewCfnEventSourceMapping(w.Construct, jsii.String("Lifecycle"), &awslambda.CfnEventSourceMappingProps{
@@ -141,4 +144,10 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 		FunctionResponseTypes: jsii.Strings("ReportBatchItemFailures"),
 	})
 	return w, nil
+}
+
+// eventBusStatement lets a function put events on the deployment's bus, and no other.
+func eventBusStatement(p Props) awsiam.PolicyStatement {
+	return allow([]string{"events:PutEvents"}, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":events:"+*awscdk.Aws_REGION()+":"+
+		*awscdk.Aws_ACCOUNT_ID()+":event-bus/"+p.EventBusName))
 }

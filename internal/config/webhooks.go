@@ -13,6 +13,11 @@ type Webhooks struct {
 	// otherwise), e.g. 127.0.0.0/8 for a receiver on the same machine.
 	// Defaults to none.
 	AllowedNetworks []string `yaml:"allowed_networks"`
+	// EventBus, when set, is the EventBridge bus (name or ARN; "default"
+	// for the account's default bus) every status change is also put on.
+	// The AWS stack sets it (parameter EventBusName, "default" unless
+	// given). Defaults to "" (none).
+	EventBus string `yaml:"event_bus"`
 }
 
 func (c *checker) webhooks(w *Webhooks) {

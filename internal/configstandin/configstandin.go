@@ -1,8 +1,10 @@
 // Package configstandin stands in for the two AWS services a deployment's
 // configuration lives in, SSM Parameter Store (GetParameter) and Secrets
-// Manager (GetSecretValue), speaking their AWS JSON 1.1 protocol so that the
-// real aws-sdk-go-v2 clients talk to it through BaseEndpoint (or
-// AWS_ENDPOINT_URL_SSM / AWS_ENDPOINT_URL_SECRETS_MANAGER). Each caller
+// Manager (GetSecretValue), and for the EventBridge bus the deployment puts
+// its status changes on (PutEvents, kept in memory), speaking their AWS
+// JSON 1.1 protocol so that the real aws-sdk-go-v2 clients talk to it
+// through BaseEndpoint (or AWS_ENDPOINT_URL_SSM /
+// AWS_ENDPOINT_URL_SECRETS_MANAGER / AWS_ENDPOINT_URL_EVENTBRIDGE). Each caller
 // (a function) gets a handler of its own, and is answered only what its
 // policy allows, as IAM would: the emulator uses it so that a key the
 // template does not route to a function does not reach it there either.
@@ -21,6 +23,7 @@ import (
 const (
 	ActionGetParameter   = "ssm:GetParameter"
 	ActionGetSecretValue = "secretsmanager:GetSecretValue"
+	ActionPutEvents      = "events:PutEvents"
 )
 
 // Authorizer decides whether principal may do action on resource (an ARN).
@@ -35,6 +38,16 @@ type Store struct {
 	mu         sync.Mutex
 	parameters map[string][]string // name → value of version i+1
 	secrets    map[string]string   // ARN → string
+	events     []Event
+}
+
+// Event is an event put on a bus.
+type Event struct {
+	Bus        string // the bus's ARN
+	Principal  string
+	Source     string
+	DetailType string
+	Detail     string
 }
 
 // New is an empty store in region and account; allow decides every call.
@@ -76,8 +89,10 @@ func (s *Store) Handler(principal string) http.Handler {
 			s.getParameter(w, principal, in)
 		case "secretsmanager.GetSecretValue":
 			s.getSecretValue(w, principal, in)
+		case "AWSEvents.PutEvents":
+			s.putEvents(w, principal, in)
 		default:
-			fail(w, http.StatusBadRequest, "UnknownOperationException", "the stand-in answers GetParameter and GetSecretValue only")
+			fail(w, http.StatusBadRequest, "UnknownOperationException", "the stand-in answers GetParameter, GetSecretValue and PutEvents only")
 		}
 	})
 }
@@ -124,6 +139,53 @@ func (s *Store) getSecretValue(w http.ResponseWriter, principal string, in map[s
 		return
 	}
 	reply(w, map[string]any{"ARN": id, "Name": id, "SecretString": v, "VersionId": "1", "VersionStages": []string{"AWSCURRENT"}})
+}
+
+// BusARN is the ARN IAM policies name a bus by; bus is a name ("" is the
+// default bus) or already an ARN.
+func (s *Store) BusARN(bus string) string {
+	if strings.HasPrefix(bus, "arn:") {
+		return bus
+	}
+	if bus == "" {
+		bus = "default"
+	}
+	return fmt.Sprintf("arn:aws:events:%s:%s:event-bus/%s", s.region, s.account, bus)
+}
+
+// Events are the events put so far, oldest first.
+func (s *Store) Events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Event(nil), s.events...)
+}
+
+// putEvents keeps the entries principal may put and reports the others
+// failed, entry by entry, as PutEvents does.
+func (s *Store) putEvents(w http.ResponseWriter, principal string, in map[string]any) {
+	entries, _ := in["Entries"].([]any)
+	if len(entries) == 0 || len(entries) > 10 {
+		fail(w, http.StatusBadRequest, "ValidationException", fmt.Sprintf("%d entries: PutEvents takes 1 to 10", len(entries)))
+		return
+	}
+	results := make([]map[string]string, len(entries))
+	failed := 0
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, e := range entries {
+		m, _ := e.(map[string]any)
+		str := func(k string) string { v, _ := m[k].(string); return v }
+		arn := s.BusARN(str("EventBusName"))
+		if !s.allow(principal, ActionPutEvents, arn) {
+			results[i] = map[string]string{"ErrorCode": "AccessDeniedException",
+				"ErrorMessage": fmt.Sprintf("%s is not authorized to perform: %s on resource: %s", principal, ActionPutEvents, arn)}
+			failed++
+			continue
+		}
+		s.events = append(s.events, Event{Bus: arn, Principal: principal, Source: str("Source"), DetailType: str("DetailType"), Detail: str("Detail")})
+		results[i] = map[string]string{"EventId": strconv.Itoa(len(s.events))}
+	}
+	reply(w, map[string]any{"FailedEntryCount": failed, "Entries": results})
 }
 
 func reply(w http.ResponseWriter, v any) {

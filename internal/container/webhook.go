@@ -64,6 +64,11 @@ type WebhookSet struct {
 // the change it reports.
 const OpDeliver Op = "deliver"
 
+// EventBusTarget is the WebhookID of a delivery addressed to the
+// deployment's event bus (EventBridge) rather than to a subscription.
+// Subscription ids are container.NewID()s, which never take this form.
+const EventBusTarget = "event-bus"
+
 // Delivery is what an OpDeliver outbox item reports: one status change of
 // one instance, for one subscription.
 type Delivery struct {

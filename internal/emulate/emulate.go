@@ -145,8 +145,8 @@ func configEnv(cfg *config.Config) map[string]string {
 // the emulated endpoints and dummy credentials, and the template's
 // environment as it is, nothing more: the configuration reaches a function
 // only as the template routes it (BERTH_CONFIG_PARAMETER,
-// BERTH_CONFIG_SECRET), through cfgURL, its endpoint of SSM and Secrets
-// Manager, which answers it only what its policies allow.
+// BERTH_CONFIG_SECRET), through cfgURL, its endpoint of SSM, Secrets
+// Manager and EventBridge, which answers it only what its policies allow.
 func functionEnv(f *samtemplate.Function, env map[string]string, cfgURL, region string) []string {
 	vars := map[string]string{}
 	for k, v := range f.Environment {
@@ -158,6 +158,8 @@ func functionEnv(f *samtemplate.Function, env map[string]string, cfgURL, region 
 		"AWS_ACCESS_KEY_ID": "berth", "AWS_SECRET_ACCESS_KEY": "emulate", "AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_ENDPOINT_URL_DYNAMODB": env["AWS_ENDPOINT_URL_DYNAMODB"], "AWS_ENDPOINT_URL_SQS": env["AWS_ENDPOINT_URL_SQS"],
 		"AWS_ENDPOINT_URL_SSM": cfgURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER": cfgURL,
+		// The status changes' events go to the stand-in's bus, put only where the policies allow.
+		"AWS_ENDPOINT_URL_EVENTBRIDGE":    cfgURL,
 		"AWS_LAMBDA_FUNCTION_NAME":        f.Name,
 		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
 		"AWS_LAMBDA_FUNCTION_TIMEOUT":     fmt.Sprint(int(f.Timeout / time.Second)),

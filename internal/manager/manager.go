@@ -67,6 +67,10 @@ type Options struct {
 	// Webhooks is the address policy of webhook receivers
 	// (webhooks.allowed_networks); the zero value allows public ones only.
 	Webhooks webhook.Guard
+	// EventBus, when set, makes every status change also a delivery to the
+	// deployment's event bus (container.EventBusTarget), written in the
+	// change's transaction like a subscription's (webhooks.event_bus).
+	EventBus bool
 	// Logs, when set, is where the manager reads a container's last words
 	// (LastWords); nil records ends without them.
 	Logs LogSource
@@ -101,6 +105,8 @@ type Manager struct {
 	webhooks webhook.Guard
 	// hooks caches the webhook subscriptions (notify.go).
 	hooks webhookCache
+	// eventBus is Options.EventBus.
+	eventBus bool
 	// logs and lastWordsTimeout read last words (lastwords.go).
 	logs             LogSource
 	lastWordsTimeout time.Duration
@@ -119,7 +125,7 @@ func New(o Options) *Manager {
 	m := &Manager{
 		changes: ch, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
-		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks,
+		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks, eventBus: o.EventBus,
 		logs: o.Logs, lastWordsTimeout: o.LastWordsTimeout,
 	}
 	if m.now == nil {

@@ -61,8 +61,9 @@ type notifying struct {
 
 var _ store.Store = notifying{}
 
-// Transition adds the matching subscriptions' deliveries to a status
-// change (To != From) and writes through.
+// Transition adds the matching subscriptions' deliveries, and the event
+// bus's when the manager has one (Options.EventBus), to a status change
+// (To != From) and writes through.
 func (n notifying) Transition(ctx context.Context, p store.TransitionParams) (container.Instance, error) {
 	if p.To == p.From {
 		return n.Store.Transition(ctx, p)
@@ -70,6 +71,16 @@ func (n notifying) Transition(ctx context.Context, p store.TransitionParams) (co
 	subs, err := n.m.subscriptions(ctx, n.Store)
 	if err != nil {
 		return container.Instance{}, err
+	}
+	if len(subs) == 0 && !n.m.eventBus {
+		return n.Store.Transition(ctx, p)
+	}
+	p.Deliveries = append([]container.OutboxItem(nil), p.Deliveries...)
+	if n.m.eventBus {
+		p.Deliveries = append(p.Deliveries, container.OutboxItem{
+			ID: container.NewID(), InstanceID: p.ID, Op: container.OpDeliver,
+			Delivery: &container.Delivery{WebhookID: container.EventBusTarget, From: p.From, To: p.To},
+		})
 	}
 	if len(subs) == 0 {
 		return n.Store.Transition(ctx, p)
@@ -81,7 +92,6 @@ func (n notifying) Transition(ctx context.Context, p store.TransitionParams) (co
 	if err != nil {
 		return container.Instance{}, err
 	}
-	p.Deliveries = append([]container.OutboxItem(nil), p.Deliveries...)
 	for _, w := range subs {
 		if !w.Matches(inst, p.To) {
 			continue

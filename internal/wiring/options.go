@@ -10,12 +10,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/eventbus"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/outbox"
@@ -226,7 +228,21 @@ func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf
 		Nodes:         Nodes(cfg),
 		NodesKnown:    true,
 		Webhooks:      WebhookGuard(cfg),
+		EventBus:      cfg.Webhooks.EventBus != "",
 	}
+}
+
+// EventBus is the worker's event-bus deliverer from webhooks.event_bus,
+// with a client on awsCfg (whose retryer retries throttled requests); nil
+// without a bus. The stack grants events:PutEvents on that bus to the
+// function that delivers (the lifecycle worker) only.
+func EventBus(cfg *config.Config, awsCfg aws.Config) worker.Deliverer {
+	if cfg.Webhooks.EventBus == "" {
+		return nil
+	}
+	return &eventbus.Deliverer{Publisher: &eventbus.Publisher{
+		Client: eventbridge.NewFromConfig(awsCfg), Bus: cfg.Webhooks.EventBus,
+	}}
 }
 
 // WebhookGuard is the address policy of webhook receivers from

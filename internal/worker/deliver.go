@@ -36,11 +36,15 @@ const DefaultDeliveryRetryFor = 48 * time.Hour
 func (w *Worker) processDelivery(ctx context.Context, log *slog.Logger, msg outbox.Message, d queue.Delivery,
 	item container.OutboxItem) Result {
 	log = log.With("webhook_id", deliveryWebhook(item))
+	deliverer, what := w.deliverer, "webhook"
+	if deliveryWebhook(item) == container.EventBusTarget {
+		deliverer, what = w.eventBus, "event bus"
+	}
 	var err error
-	if w.deliverer == nil {
-		err = errors.New("this worker has no webhook deliverer")
+	if deliverer == nil {
+		err = errors.New("this worker has no " + what + " deliverer")
 	} else {
-		err = w.deliverer.Deliver(ctx, item)
+		err = deliverer.Deliver(ctx, item)
 	}
 	switch {
 	case err == nil:

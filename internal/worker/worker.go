@@ -108,6 +108,9 @@ type Options struct {
 	// Webhooks delivers webhook deliveries (deliver.go); nil fails their
 	// attempts.
 	Webhooks Deliverer
+	// EventBus puts deliveries addressed to container.EventBusTarget on the
+	// deployment's event bus (eventbus.Deliverer); nil fails their attempts.
+	EventBus Deliverer
 	// DeliveryRetryFor bounds how long a delivery is retried. Defaults to
 	// DefaultDeliveryRetryFor.
 	DeliveryRetryFor time.Duration
@@ -142,6 +145,7 @@ type Worker struct {
 	now         func() time.Time
 	secrets     SecretSource
 	deliverer   Deliverer
+	eventBus    Deliverer
 	deliverFor  time.Duration
 }
 
@@ -155,7 +159,7 @@ func New(o Options) *Worker {
 		m: o.Manager, store: o.Store, rt: o.Runtimes, slots: o.CreateSlots,
 		timeout: o.CreateStartTimeout, grace: o.StopGrace, maxAttempts: o.MaxAttempts,
 		unavailFor: o.UnavailableRetryFor, backoff: o.Backoff, poll: o.StablePoll, metrics: o.Metrics, log: o.Logger, now: o.Clock,
-		secrets: o.Secrets, deliverer: o.Webhooks, deliverFor: o.DeliveryRetryFor,
+		secrets: o.Secrets, deliverer: o.Webhooks, eventBus: o.EventBus, deliverFor: o.DeliveryRetryFor,
 	}
 	if w.deliverFor <= 0 {
 		w.deliverFor = DefaultDeliveryRetryFor

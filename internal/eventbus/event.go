@@ -1,0 +1,27 @@
+package eventbus
+
+import (
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+)
+
+// Source is the source of every event berth puts on a bus.
+const Source = "berth"
+
+// DetailTypeStatusChange is the detail-type of a status change's event.
+const DetailTypeStatusChange = "Container Status Change"
+
+// Detail is the detail of a status change's event, as JSON.
+type Detail struct {
+	// Instance is the instance as the change left it, as the API shows it.
+	Instance       container.Instance `json:"instance"`
+	PreviousStatus fsm.Status         `json:"previous_status"`
+	Status         fsm.Status         `json:"status"`
+	Reason         string             `json:"reason,omitempty"`
+	// Seq is the change's event number: per instance it increases with
+	// every change, so a consumer restores the order and drops duplicates.
+	Seq int64 `json:"seq"`
+	// DeliveryID is the outbox item's id, the same on every attempt: a
+	// duplicate carries the same one.
+	DeliveryID string `json:"delivery_id"`
+}
