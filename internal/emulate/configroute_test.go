@@ -43,6 +43,8 @@ const routeDoc = `container:
   reconcile_every: 11s
   orphan_grace: 7m
   allowed_runtimes: [docker, kubernetes]
+webhooks:
+  allowed_networks: [10.20.0.0/16]
 server:
   addr: 127.0.0.1:9999
   data_dir: /var/lib/berth-route
@@ -96,14 +98,24 @@ var routeFunctions = map[string]struct {
 }{
 	"ApiFunction": {wiring.FunctionAPI, false}, "DispatcherFunction": {"dispatcher", true},
 	"CreateWorkerFunction": {"worker", true}, "LifecycleWorkerFunction": {"worker", true}, "ReconcilerFunction": {"reconciler", false},
+	"WatcherFunction": {"watcher", false},
 }
 
 // The functions that read the configuration document (the parameter), and
 // those that read its secret material too.
 var (
-	documentReaders = []string{"ApiFunction", "CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction"}
-	secretReaders   = []string{"CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction"}
+	documentReaders = []string{"ApiFunction", "CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "WatcherFunction"}
+	secretReaders   = []string{"CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "WatcherFunction"}
 )
+
+// stackOwned are the keys of those sections that the stack decides, not
+// the document: the console's sign-in provider is the identity provider
+// the stack made (or JwtIssuer), given by template.yaml to the api
+// function, the one that serves the console.
+var stackOwned = map[string][]string{
+	"BERTH_AUTH_OIDC_ISSUER":    {"ApiFunction"},
+	"BERTH_AUTH_OIDC_CLIENT_ID": {"ApiFunction"},
+}
 
 // TestConfigReachesEveryFunction is the key × function table: one
 // configuration, set through the deploy inputs as the emulator sets them
@@ -174,6 +186,14 @@ func TestConfigReachesEveryFunction(t *testing.T) {
 	for _, sec := range []string{"container", "server", "auth"} {
 		wantVals, defVals := config.EnvValues(want, sec), config.EnvValues(def, sec)
 		for _, name := range mapKeys(wantVals) {
+			if only, owned := stackOwned[name]; owned {
+				for _, id := range stack.FunctionIDs() {
+					if _, given := envs[id][name]; given != slices.Contains(only, id) {
+						t.Errorf("%s × %s: given by the template = %v, want %v", name, id, given, !given)
+					}
+				}
+				continue
+			}
 			if wantVals[name] == defVals[name] {
 				t.Errorf("%s: routeDoc leaves it at its default (%q): set it, or the table cannot see where it goes", name, defVals[name])
 			}
@@ -192,6 +212,7 @@ func TestConfigReachesEveryFunction(t *testing.T) {
 			}
 			return strings.Join(out, "; ")
 		}},
+		row{key: "webhooks.allowed_networks", readers: documentReaders, value: func(c *config.Config) string { return fmt.Sprint(c.Webhooks.AllowedNetworks) }},
 		row{key: "docker.bind roots", readers: documentReaders, value: func(c *config.Config) string { return fmt.Sprint(c.Docker.BindRoots()) }},
 		row{key: "kubernetes.clusters", readers: documentReaders, value: func(c *config.Config) string { return fmt.Sprintf("%+v", c.Kubernetes.Clusters) }},
 		row{key: "docker.hosts[0].tls.key (secret)", readers: secretReaders, value: func(c *config.Config) string {
