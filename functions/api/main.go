@@ -9,22 +9,10 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/berth-io/berth/internal/wiring"
+	"github.com/berth-io/berth/internal/lambdahttp"
+	"github.com/berth-io/berth/internal/lambdamain"
 )
 
 func main() {
-	logger := wiring.Logger()
-	slog.SetDefault(logger)
-	adapter, err := setup(context.Background(), os.LookupEnv, os.Environ(), logger)
-	if err != nil {
-		logger.Error("api function cannot start", "error", err)
-		os.Exit(1)
-	}
-	lambda.Start(adapter.HandleEvent)
+	lambdamain.Run("api", setup, func(a *lambdahttp.Adapter) any { return a.HandleEvent })
 }

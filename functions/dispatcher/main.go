@@ -12,22 +12,10 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/berth-io/berth/internal/wiring"
+	"github.com/berth-io/berth/internal/lambdamain"
+	"github.com/berth-io/berth/internal/lambdastream"
 )
 
 func main() {
-	logger := wiring.Logger()
-	slog.SetDefault(logger)
-	h, err := setup(context.Background(), os.LookupEnv, os.Environ(), logger)
-	if err != nil {
-		logger.Error("dispatcher function cannot start", "error", err)
-		os.Exit(1)
-	}
-	lambda.Start(h.Handle)
+	lambdamain.Run("dispatcher", setup, func(h *lambdastream.Handler) any { return h.Handle })
 }

@@ -15,23 +15,8 @@
 // onto the queues; without them that step is skipped and said so at start.
 package main
 
-import (
-	"context"
-	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/berth-io/berth/internal/wiring"
-)
+import "github.com/berth-io/berth/internal/lambdamain"
 
 func main() {
-	logger := wiring.Logger()
-	slog.SetDefault(logger)
-	fn, err := setup(context.Background(), os.LookupEnv, os.Environ(), logger)
-	if err != nil {
-		logger.Error("reconciler function cannot start", "error", err)
-		os.Exit(1)
-	}
-	lambda.Start(fn.handleTick)
+	lambdamain.Run("reconciler", setup, func(fn *function) any { return fn.handleTick })
 }

@@ -17,23 +17,8 @@
 // BERTH_CONFIG_FILE).
 package main
 
-import (
-	"context"
-	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/berth-io/berth/internal/wiring"
-)
+import "github.com/berth-io/berth/internal/lambdamain"
 
 func main() {
-	logger := wiring.Logger()
-	slog.SetDefault(logger)
-	fn, err := setup(context.Background(), os.LookupEnv, os.Environ(), logger)
-	if err != nil {
-		logger.Error("watcher function cannot start", "error", err)
-		os.Exit(1)
-	}
-	lambda.Start(fn.handleTick)
+	lambdamain.Run("watcher", setup, func(fn *function) any { return fn.handleTick })
 }

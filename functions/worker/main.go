@@ -16,24 +16,16 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/berth-io/berth/internal/wiring"
+	"github.com/berth-io/berth/internal/lambdamain"
 )
 
 func main() {
-	logger := wiring.Logger()
-	slog.SetDefault(logger)
-	fn, err := setup(context.Background(), os.LookupEnv, os.Environ(), logger)
-	if err != nil {
-		logger.Error("worker function cannot start", "error", err)
-		os.Exit(1)
-	}
-	lambda.Start(func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-		return fn.handle(ctx, ev), nil
+	lambdamain.Run("worker", setup, func(fn *function) any {
+		return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			return fn.handle(ctx, ev), nil
+		}
 	})
 }
