@@ -460,6 +460,11 @@ func (p *parser) functions(s *Stack, arns map[string]string) error {
 			fn.Environment[k] = string(v)
 		}
 		fn.Statements = statements(f.Policies)
+		roleStatements, err := p.roleStatements(id)
+		if err != nil {
+			return err
+		}
+		fn.Statements = append(fn.Statements, roleStatements...)
 		s.Functions[id] = fn
 		for _, evName := range slices.Sorted(maps.Keys(f.Events)) {
 			ev := f.Events[evName]
@@ -822,4 +827,38 @@ func (p *parser) gatewayRoutes(s *Stack, arns map[string]string) error {
 		s.Routes = append(s.Routes, route)
 	}
 	return nil
+}
+
+// roleStatements are the inline statements of the role a function names
+// in Role (Fn::GetAtt of an AWS::IAM::Role of the template), resolved
+// under the stack's conditions: a function with a role of its own gets
+// its permissions there, not from Policies.
+func (p *parser) roleStatements(fnID string) ([]Statement, error) {
+	raw, _ := p.resources[fnID]["Properties"].(map[string]any)
+	ga, _ := raw["Role"].(map[string]any)
+	var roleID string
+	switch x := ga["Fn::GetAtt"].(type) {
+	case []any:
+		if len(x) == 2 {
+			roleID, _ = x[0].(string)
+		}
+	case string:
+		roleID, _, _ = strings.Cut(x, ".")
+	}
+	if roleID == "" || p.typeOf(roleID) != "AWS::IAM::Role" {
+		return nil, nil
+	}
+	role, err := p.resolved(roleID)
+	if err != nil {
+		return nil, err
+	}
+	var docs []any
+	pols, _ := role["Policies"].([]any)
+	for _, pol := range pols {
+		m, _ := pol.(map[string]any)
+		if doc, ok := m["PolicyDocument"]; ok {
+			docs = append(docs, doc)
+		}
+	}
+	return statements(docs), nil
 }
