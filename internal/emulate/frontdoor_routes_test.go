@@ -56,7 +56,8 @@ func TestFrontDoorFollowsTemplateAuthorizers(t *testing.T) {
 				t.Errorf("%s %s without a token: %d %s, want the authorizer's 401", tc.method, tc.path, w.Code, w.Body)
 			}
 		}
-	} // A container's logs come from the function that reaches the runtimes,
+	}
+	// A container's logs come from the function that reaches the runtimes,
 	// behind the same authorizer; any other method or path stays the api's.
 	for _, tc := range []struct{ method, path, function string }{
 		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/logs", "LogsFunction"},
