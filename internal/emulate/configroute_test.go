@@ -96,13 +96,14 @@ var routeFunctions = map[string]struct {
 }{
 	"ApiFunction": {wiring.FunctionAPI, false}, "DispatcherFunction": {"dispatcher", true},
 	"CreateWorkerFunction": {"worker", true}, "LifecycleWorkerFunction": {"worker", true}, "ReconcilerFunction": {"reconciler", false},
+	"LogsFunction": {"logs", false}, "WatcherFunction": {"watcher", false},
 }
 
 // The functions that read the configuration document (the parameter), and
 // those that read its secret material too.
 var (
-	documentReaders = []string{"ApiFunction", "CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction"}
-	secretReaders   = []string{"CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction"}
+	documentReaders = []string{"ApiFunction", "CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "LogsFunction", "WatcherFunction"}
+	secretReaders   = []string{"CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "LogsFunction", "WatcherFunction"}
 )
 
 // TestConfigReachesEveryFunction is the key × function table: one
