@@ -68,7 +68,8 @@ dist/%/bootstrap: FORCE
 # template.yaml's functions maps to its functions/<fn> directory here (both workers run functions/worker).
 # template_test.go checks that every function in the template has its target.
 SAM_FUNCTIONS := ApiFunction:api DispatcherFunction:dispatcher CreateWorkerFunction:worker \
-	LifecycleWorkerFunction:worker ReconcilerFunction:reconciler WatcherFunction:watcher
+	LifecycleWorkerFunction:worker ReconcilerFunction:reconciler WatcherFunction:watcher \
+	LogsFunction:logs
 
 define sam_build_target
 .PHONY: build-$(1)

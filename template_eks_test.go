@@ -34,7 +34,7 @@ func TestTemplateEKSClusters(t *testing.T) {
 			}
 		}
 		want := 0
-		if f.kind == "worker" || f.kind == "reconciler" || f.kind == "watcher" {
+		if f.kind == "worker" || f.kind == "reconciler" || f.kind == "watcher" || f.kind == "logs" {
 			want = 1
 		}
 		if len(grants) != want {

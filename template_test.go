@@ -280,6 +280,7 @@ var functions = []function{
 	{"LifecycleWorkerFunction", "worker", "worker", true, true},
 	{"ReconcilerFunction", "reconciler", "reconciler", false, true},
 	{"WatcherFunction", "watcher", "watcher", false, true},
+	{"LogsFunction", "logs", "logs", false, true},
 }
 
 // env is a function's environment as written: the Globals' and its own.
@@ -452,7 +453,7 @@ func TestTemplateEnvironment(t *testing.T) {
 			t.Errorf("%s: %s given = %v, want %v (only workers and the reconciler read runtime secrets)", f.logicalID, wiring.ConfigSecretVar, hasSecret, f.secret)
 		}
 		// The watcher only records what the runtimes report: no queue.
-		if f.kind != "api" && f.kind != "watcher" && !wiring.HasQueues(cfg) {
+		if f.kind != "api" && f.kind != "watcher" && f.kind != "logs" && !wiring.HasQueues(cfg) {
 			t.Errorf("%s: both queue URLs are needed", f.logicalID)
 		}
 		if f.kind == "api" && (vars["BERTH_QUEUE_CREATE_QUEUE_URL"] != nil || vars["BERTH_QUEUE_LIFECYCLE_QUEUE_URL"] != nil) {
@@ -851,10 +852,26 @@ func TestTemplateAPI(t *testing.T) {
 	if integ["PayloadFormatVersion"] != "2.0" || integ["IntegrationType"] != "AWS_PROXY" || getAtt(integ["IntegrationUri"])[0] != "ApiFunction" {
 		t.Errorf("integration %v: want AWS_PROXY 2.0 to the ApiFunction", integ)
 	}
+	// The logs route: behind the authorizer, to the logs function, the
+	// one that reaches the runtimes (the api function holds no runtime client).
+	logs := c.resource("HttpApiLogsRoute", "AWS::ApiGatewayV2::Route")
+	if logs["RouteKey"] != "GET /api/containers/{id}/logs" || logs["AuthorizationType"] != "JWT" || paramOf(logs["AuthorizerId"]) != "HttpApiAuthorizer" ||
+		!strings.Contains(fmt.Sprint(logs["Target"]), "HttpApiLogsIntegration") {
+		t.Errorf("logs route %v: want GET /api/containers/{id}/logs with the JWT authorizer, to HttpApiLogsIntegration", logs)
+	}
+	if li := c.resource("HttpApiLogsIntegration", "AWS::ApiGatewayV2::Integration"); li["PayloadFormatVersion"] != "2.0" ||
+		li["IntegrationType"] != "AWS_PROXY" || getAtt(li["IntegrationUri"])[0] != "LogsFunction" {
+		t.Errorf("logs integration %v: want AWS_PROXY 2.0 to the LogsFunction", li)
+	}
 	files, _ := filepath.Glob("events/api-*.json")
 	if len(files) == 0 {
 		t.Fatal("no events/api-*.json")
 	}
+	logsFixtures, _ := filepath.Glob("events/logs-*.json")
+	if len(logsFixtures) == 0 {
+		t.Fatal("no events/logs-*.json")
+	}
+	files = append(files, logsFixtures...)
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -968,8 +985,8 @@ func TestTemplateVPCAccessOnlyWithVpc(t *testing.T) {
 			t.Errorf("%s: the VPC access policy %d times under HasVpc and %d times without, want once under HasVpc", role[0], conditional, unconditional)
 		}
 	}
-	if withVpc != 4 {
-		t.Errorf("%d functions with a VpcConfig, want 4 (the workers, the reconciler and the watcher)", withVpc)
+	if withVpc != 5 {
+		t.Errorf("%d functions with a VpcConfig, want 5 (the workers, the reconciler, the watcher and the logs function)", withVpc)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 )
 
-// TestEKSClusters: with EksClusterArns the two workers, the reconciler and the watcher, and no other
+// TestEKSClusters: with EksClusterArns the two workers, the reconciler, the watcher and logs, and no other
 // function, may call eks:DescribeCluster, on exactly the named clusters; without it, none.
 func TestEKSClusters(t *testing.T) {
 	arns := []string{"arn:aws:eks:eu-west-1:123456789012:cluster/apps", "arn:aws:eks:eu-west-1:123456789012:cluster/batch"}
@@ -18,7 +18,7 @@ func TestEKSClusters(t *testing.T) {
 		for name, c := range map[string]constructs.IConstruct{
 			"api": s.stack.API.Function, "dispatcher": s.stack.Pipeline.Dispatcher, "create": s.stack.Workers.Create,
 			"lifecycle": s.stack.Workers.Lifecycle, "reconciler": s.stack.Reconciler.Function,
-			"watcher": s.stack.Watcher.Function,
+			"watcher": s.stack.Watcher.Function, "logs": s.stack.Logs.Function,
 		} {
 			role := s.props(t, s.logicalID(t, c))["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
 			var on []string
@@ -37,7 +37,7 @@ func TestEKSClusters(t *testing.T) {
 			}
 		}
 		slices.Sort(holders)
-		want := []string{"create", "lifecycle", "reconciler", "watcher"}
+		want := []string{"create", "lifecycle", "logs", "reconciler", "watcher"}
 		if named == nil {
 			want = nil
 		}

@@ -21,7 +21,9 @@ type Stack struct {
 	Reconciler *Reconciler
 	// Watcher is nil with Props.RuntimeWatcher off.
 	Watcher *Watcher
-	Alarms  *Alarms
+	// Logs serves GET /api/containers/{id}/logs.
+	Logs   *Logs
+	Alarms *Alarms
 }
 
 // New builds the stack in scope. It fails on invalid props or when a function's binary is
@@ -41,6 +43,9 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 	s.Tables = newTables(s.Stack, p)
 	var err error
 	if s.API, err = newAPI(s.Stack, p, common, s.Tables); err != nil {
+		return nil, err
+	}
+	if s.Logs, err = newLogs(s.Stack, p, common, s.Tables, s.API); err != nil {
 		return nil, err
 	}
 	s.Pipeline = newQueues(s.Stack, p)

@@ -277,6 +277,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"lifecycle":  s.logicalID(t, s.stack.Workers.Lifecycle),
 		"reconciler": s.logicalID(t, s.stack.Reconciler.Function),
 		"watcher":    s.logicalID(t, s.stack.Watcher.Function),
+		"logs":       s.logicalID(t, s.stack.Logs.Function),
 	} {
 		r := s.props(t, c)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
 		roleOf[name] = r
@@ -312,10 +313,14 @@ func TestLeastPrivilege(t *testing.T) {
 		{"send to a queue", func(st statement) bool { return st.action == "sqs:SendMessage" }, []string{"dispatcher", "reconciler"}},
 		{"read the runtime secret", func(st statement) bool {
 			return st.action == "secretsmanager:GetSecretValue" && st.resource == `"`+secret+`"`
-		}, []string{"create", "lifecycle", "reconciler", "watcher"}},
+		}, []string{"create", "lifecycle", "logs", "reconciler", "watcher"}},
 		{"any secret or parameter", func(st statement) bool {
 			return strings.HasPrefix(st.action, "secretsmanager:") || strings.HasPrefix(st.action, "ssm:")
-		}, []string{"create", "lifecycle", "reconciler", "watcher"}},
+		}, []string{"create", "lifecycle", "logs", "reconciler", "watcher"}},
+		// The logs function reads one instance and writes nothing.
+		{"write a table", func(st statement) bool {
+			return st.action == "dynamodb:PutItem" || st.action == "dynamodb:UpdateItem" || st.action == "dynamodb:DeleteItem"
+		}, []string{"api", "create", "dispatcher", "lifecycle", "reconciler", "watcher"}},
 		{"any queue action", func(st statement) bool { return strings.HasPrefix(st.action, "sqs:") },
 			[]string{"create", "dispatcher", "lifecycle", "reconciler"}},
 		{"table scans", func(st statement) bool { return st.action == "dynamodb:Scan" }, []string{"api"}},
@@ -433,10 +438,11 @@ func TestFunctions(t *testing.T) {
 				s.logicalID(t, s.stack.Workers.Lifecycle):   true,
 				s.logicalID(t, s.stack.Reconciler.Function): true,
 				s.logicalID(t, s.stack.Watcher.Function):    true,
+				s.logicalID(t, s.stack.Logs.Function):       true,
 			}
 			fns := s.ofType("AWS::Lambda::Function")
-			if len(fns) != 6 {
-				t.Fatalf("%d functions, want 6", len(fns))
+			if len(fns) != 7 {
+				t.Fatalf("%d functions, want 7", len(fns))
 			}
 			for id, p := range fns {
 				memory := FunctionMemoryMB
@@ -518,8 +524,10 @@ func TestAuth(t *testing.T) {
 	for _, path := range ConsoleRoutePaths {
 		s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + path, "AuthorizationType": "NONE"})
 	}
-	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 7 {
-		t.Errorf("%d routes, want 7 (every path behind the authorizer but the OpenAPI document, /livez, /readyz and the console's three)", n)
+	// The logs route, behind the authorizer, to the logs function.
+	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + LogsRoutePath, "AuthorizationType": "JWT"})
+	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 8 {
+		t.Errorf("%d routes, want 8 (every path behind the authorizer but the OpenAPI document, /livez, /readyz and the console's three; the logs route)", n)
 	}
 }
 

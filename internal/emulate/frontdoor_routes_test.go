@@ -13,7 +13,7 @@ import (
 // route's authorizer from template.yaml, not from a list of its own: the
 // probes and the OpenAPI document (GET only) are open, everything else,
 // /healthz included, is the JWT authorizer's, which answers 401 before any
-// function runs.
+// function runs; a container's logs go to the LogsFunction.
 func TestFrontDoorFollowsTemplateAuthorizers(t *testing.T) {
 	stack, err := samtemplate.Load("../../template.yaml", samtemplate.Options{})
 	if err != nil {
@@ -55,6 +55,19 @@ func TestFrontDoorFollowsTemplateAuthorizers(t *testing.T) {
 			if w.Code != http.StatusUnauthorized {
 				t.Errorf("%s %s without a token: %d %s, want the authorizer's 401", tc.method, tc.path, w.Code, w.Body)
 			}
+		}
+	}
+	// A container's logs come from the function that reaches the runtimes,
+	// behind the same authorizer; any other method or path stays the api's.
+	for _, tc := range []struct{ method, path, function string }{
+		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/logs", "LogsFunction"},
+		{"POST", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/logs", "ApiFunction"},
+		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/logs/x", "ApiFunction"},
+		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E", "ApiFunction"},
+	} {
+		route, _ := fd.route(tc.method, tc.path)
+		if route == nil || !route.Authorized || route.Function != tc.function {
+			t.Errorf("%s %s: route %+v, want the %s behind the authorizer", tc.method, tc.path, route, tc.function)
 		}
 	}
 }

@@ -57,6 +57,11 @@ type Options struct {
 	// Logs serves GET /api/containers/{id}/logs; nil answers it 501 (the
 	// api function on AWS, which holds no runtime client).
 	Logs LogSource
+	// LogsPolled answers follow=true with the bounded answer and a
+	// Berth-Next-Since cursor to poll with instead of a stream: behind API
+	// Gateway, which buffers an answer and ends it at 30 s, a stream could
+	// never reach the client (the logs function on AWS).
+	LogsPolled bool
 	// Console configures the web console served under /console (its
 	// identity provider, if any).
 	Console console.Options
@@ -70,6 +75,7 @@ type handler struct {
 	waitMax    time.Duration
 	health     HealthFunc
 	logs       LogSource
+	logsPolled bool
 	retryAfter time.Duration
 	// waiters caps the GET /wait calls served at once.
 	waiters *waiterLimits
@@ -102,7 +108,7 @@ func Routes(h http.Handler) []Route {
 // New returns the API handler.
 func New(o Options) http.Handler {
 	h := &handler{m: o.Manager, auth: o.Auth, log: o.Logger, bodyLimit: o.BodyLimit, waitMax: o.WaitMax,
-		health: o.Health, logs: o.Logs, retryAfter: o.RetryAfter, mux: http.NewServeMux()}
+		health: o.Health, logs: o.Logs, logsPolled: o.LogsPolled, retryAfter: o.RetryAfter, mux: http.NewServeMux()}
 	if h.log == nil {
 		h.log = slog.Default()
 	}

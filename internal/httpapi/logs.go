@@ -39,6 +39,10 @@ const (
 	// NextSinceHeader names the time to pass as since= for what a
 	// truncated answer left out.
 	NextSinceHeader = "Berth-Next-Since"
+	// LogsFollowHeader, set to "poll", says that a follow=true was
+	// answered with the bounded answer instead of a stream (Options.LogsPolled):
+	// ask again with since=<NextSinceHeader> for what came after.
+	LogsFollowHeader = "Berth-Follow"
 	// ndjsonType is the media type of one JSON object per line.
 	ndjsonType = "application/x-ndjson"
 	// followFlushEvery is how long a followed line may wait in the
@@ -172,26 +176,44 @@ func (h *handler) containerLogs(w http.ResponseWriter, r *http.Request, c identi
 			"container logs are served by berth serve, not by this deployment's API (see docs/api.md, Logs)", nil)
 		return nil
 	}
-	if lq.opts.Follow {
+	polled := lq.opts.Follow && h.logsPolled
+	if lq.opts.Follow && !polled {
 		return h.followLogs(w, r, inst, lq)
+	}
+	lq.opts.Follow = false
+	// A polled follow's cursor when no line comes: any line written later
+	// has a later time than this.
+	next := lq.opts.Since
+	if next.IsZero() {
+		next = time.Now()
 	}
 	var out []byte
 	lines := 0
-	var next time.Time
+	full := false
 	err = h.logs.Logs(r.Context(), inst, lq.opts, func(l runtime.LogLine) error {
 		before := len(out)
 		out = lq.appendLine(out, l)
 		if lines == DefaultLogsMaxLines || len(out) > DefaultLogsMaxBytes {
-			out, next = out[:before], l.Time
+			out, next, full = out[:before], l.Time, true
 			return errLogsFull
 		}
 		lines++
+		// since keeps a line written at since exactly: the next poll
+		// starts just after the last line sent.
+		next = l.Time.Add(time.Nanosecond)
 		return nil
 	})
 	if err != nil && !errors.Is(err, errLogsFull) {
 		return logsError(inst, err)
 	}
 	w.Header().Set("Content-Type", lq.contentType())
+	if polled {
+		w.Header().Set(LogsFollowHeader, "poll")
+		full = true // a polled follow always carries its cursor
+	}
+	if !full {
+		next = time.Time{}
+	}
 	if !next.IsZero() {
 		w.Header().Set(NextSinceHeader, next.UTC().Format(time.RFC3339Nano))
 	}

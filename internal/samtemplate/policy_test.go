@@ -52,3 +52,35 @@ func TestRoleStatements(t *testing.T) {
 		}
 	}
 }
+
+// TestRolePolicies: a function with a role of its own (Role: Fn::GetAtt
+// of an AWS::IAM::Role) has that role's inline statements, resolved under
+// the stack's conditions, as the repository's template.yaml writes them for
+// the workers and the logs function.
+func TestRolePolicies(t *testing.T) {
+	const param = "/prod/berth/config"
+	stack, err := Load("../../template.yaml", Options{Parameters: map[string]string{"ConfigParameterName": param}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paramARN := "arn:aws:ssm:" + DefaultRegion + ":" + DefaultAccountID + ":parameter" + param
+	instances := "arn:aws:dynamodb:" + DefaultRegion + ":" + DefaultAccountID + ":table/berth-instances"
+	for _, tc := range []struct {
+		fn, action, resource string
+		want                 bool
+	}{
+		{"CreateWorkerFunction", "ssm:GetParameter", paramARN, true},
+		{"LogsFunction", "ssm:GetParameter", paramARN, true},
+		{"LogsFunction", "dynamodb:GetItem", instances, true},
+		{"LogsFunction", "dynamodb:PutItem", instances, false},
+		{"LogsFunction", "secretsmanager:GetSecretValue", "*", false}, // no RuntimeConfigSecretArn
+	} {
+		f := stack.Functions[tc.fn]
+		if f == nil {
+			t.Fatalf("no %s", tc.fn)
+		}
+		if got := f.Allows(tc.action, tc.resource); got != tc.want {
+			t.Errorf("%s: Allows(%s, %s) = %v, want %v", tc.fn, tc.action, tc.resource, got, tc.want)
+		}
+	}
+}

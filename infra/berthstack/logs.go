@@ -1,0 +1,59 @@
+package berthstack
+
+import (
+	"slices"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/berth-io/berth/internal/store/dynamostore"
+)
+
+// LogsRoutePath is the route served by the logs function instead of the api function's
+// APIRoutePath (GET only, behind the authorizer): reading what a container printed needs the
+// runtimes, which the api function does not reach.
+const LogsRoutePath = "/api/containers/{id}/logs"
+
+// Logs holds the logs function behind LogsRoutePath.
+type Logs struct {
+	constructs.Construct
+	Function awslambda.Function
+}
+
+// newLogs adds the logs function and its route to the API: the runtimes' credentials and the
+// VPC as the workers', and of the tables one instance read (GetItem) only.
+func newLogs(scope constructs.Construct, p Props, common map[string]*string, tables *Tables, api *API) (*Logs, error) {
+	l := &Logs{Construct: constructs.NewConstruct(scope, jsii.String("Logs"))}
+	fn, err := newFunction(l.Construct, p, common, functionSpec{
+		id: "LogsFunction", binary: "logs",
+		description: "berth container logs (GET /api/containers/{id}/logs, bounded answer)",
+		timeout:     APITimeout,
+		inVPC:       true,
+		env: merge(map[string]*string{envAdminClaim: jsii.String(p.AdminClaim), envAdminGroup: jsii.String(p.AdminGroup)},
+			runtimeEnv(p), configEnv(p)),
+		statements: slices.Concat([]awsiam.PolicyStatement{
+			allow([]string{"dynamodb:GetItem"}, tables.Arns([]string{dynamostore.TableInstances})...),
+		}, configStatements(p), secretStatements(p), eksStatements(p)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.Function = fn
+	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("LogsFunction"), fn, nil)
+	api.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+		Path:        jsii.String(LogsRoutePath),
+		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
+		Integration: integration,
+	})
+	// As the api's integrations (newAPI): API Gateway's 30 s on the resource.
+	for _, c := range *api.HTTPAPI.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		if in, ok := c.(awsapigatewayv2.CfnIntegration); ok {
+			in.SetTimeoutInMillis(jsii.Number(APIIntegrationTimeout.Milliseconds()))
+		}
+	}
+	return l, nil
+}
