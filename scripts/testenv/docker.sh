@@ -71,13 +71,29 @@ ours_alive() {
 	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = dockerd ]
 }
 
-wait_for() { # endpoint logfile
+# recorded_running NAME: the process recorded as NAME still exists. Unlike
+# ours_alive it accepts the nohup/setsid that is about to exec dockerd, so
+# it can be asked right after start_dockerd.
+recorded_running() {
+	local f=$run_dir/$1.pid
+	[ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+wait_for() { # endpoint logfile [name]
+	# With a name, a dockerd recorded under it that dies while we wait
+	# (another run's, stopped under us; or one that could not start) ends
+	# the wait at once, so the caller may start its own.
 	for _ in $(seq 1 240); do
 		answers "$1" && return 0
+		if [ -n "${3:-}" ] && ! recorded_running "$3"; then
+			log "engine at $1 ($3) is no longer running; last lines of $2:"
+			tail -n 30 "$2" >&2 2>/dev/null || true
+			return 1
+		fi
 		sleep 0.25
 	done
 	log "engine at $1 did not answer within 60s; last lines of $2:"
-	tail -n 30 "$2" >&2 || true
+	tail -n 30 "$2" >&2 2>/dev/null || true
 	return 1
 }
 
@@ -120,17 +136,37 @@ up() {
 	fi
 	mkdir -p "$run_dir/leases"
 	export DEBIAN_FRONTEND=noninteractive
+	# An engine found answering may still go away under us (a run that
+	# shares it is killed before its `down`, and whoever ends it stops its
+	# dockerds): a second attempt starts our own where none answers.
+	local attempt
+	for attempt in 1 2 3; do
+		if up_once; then
+			echo "export BERTH_TEST_DOCKER_HOST=$sock1"
+			echo "export BERTH_TEST_DOCKER_HOST2=$sock2"
+			echo "export BERTH_TEST_IMAGE=$image"
+			return 0
+		fi
+		log "attempt $attempt of 3 failed (reasons above)"
+		sleep 2
+	done
+	return 1
+}
+
+# up_once: one try at both engines and the image; nonzero when any step
+# fails. Called where errexit does not apply, so every step says || return.
+up_once() {
 	local wait1=false wait2=false
 	{
 		# One `up` or `down` at a time decides what runs.
-		flock 9
+		flock 9 || return 1
 		if answers "$sock1"; then
 			log "using the engine on $sock1"
 		elif ours_alive engine1; then
 			wait1=true # another run's, still starting
 		else
-			ensure_dockerd
-			start_dockerd engine1 "$logs/engine1.log" -H "$sock1"
+			ensure_dockerd || return 1
+			start_dockerd engine1 "$logs/engine1.log" -H "$sock1" || return 1
 			wait1=true
 		fi
 		if answers "$sock2"; then
@@ -138,25 +174,20 @@ up() {
 		elif ours_alive engine2; then
 			wait2=true
 		else
-			ensure_dockerd
-			mkdir -p "$data2" "$exec2"
+			ensure_dockerd || return 1
+			mkdir -p "$data2" "$exec2" || return 1
 			# Its own containerd namespaces too, in case both daemons end
 			# up on one system containerd.
 			start_dockerd engine2 "$logs/engine2.log" -H "$sock2" \
 				--data-root "$data2" --exec-root "$exec2" \
-				--containerd-namespace berth-test2 --containerd-plugins-namespace berth-test2-plugins
+				--containerd-namespace berth-test2 --containerd-plugins-namespace berth-test2-plugins || return 1
 			wait2=true
 		fi
-		realpath -m "$state" >"$lease"
+		realpath -m "$state" >"$lease" || return 1
 	} 9>"$run_dir/lock"
-	if $wait1; then wait_for "$sock1" "$logs/engine1.log"; fi
-	if $wait2; then wait_for "$sock2" "$logs/engine2.log"; fi
-
-	BERTH_TEST_IMAGE=$image "$here/test-image.sh" "$sock1" "$sock2"
-
-	echo "export BERTH_TEST_DOCKER_HOST=$sock1"
-	echo "export BERTH_TEST_DOCKER_HOST2=$sock2"
-	echo "export BERTH_TEST_IMAGE=$image"
+	if $wait1; then wait_for "$sock1" "$logs/engine1.log" engine1 || return 1; fi
+	if $wait2; then wait_for "$sock2" "$logs/engine2.log" engine2 || return 1; fi
+	BERTH_TEST_IMAGE=$image "$here/test-image.sh" "$sock1" "$sock2" || return 1
 }
 
 stop_engine() { # name
