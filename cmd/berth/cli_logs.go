@@ -13,8 +13,9 @@ func cliLogsCommand() cliCommand {
 		synopsis: "ID [-f] [--tail N] [--since D] [--stream stdout|stderr|both] [--timestamps]",
 		summary:  "show what a container printed",
 		details: `--since takes an RFC 3339 time or a duration (10m: the last ten minutes). -f follows the
-output until the container ends (or Ctrl-C); it needs berth serve (API Gateway answers 501). Without
--f, every line is printed: an answer the server cut at its bound (10,000 lines / 1 MiB) is followed by
+output until the container ends (or Ctrl-C): berth serve streams it; behind API Gateway, which cannot
+stream, it polls from where the last answer ended (every second while lines come, backing off to every
+10 s while none do), printing each line once. Without -f, every line is printed: an answer the server cut at its bound (10,000 lines / 1 MiB) is followed by
 the next one from where it stopped.`,
 		run: cliContainersLogs}
 }
@@ -34,6 +35,9 @@ func cliContainersLogs(ctx context.Context, app *cliApp, fs *flag.FlagSet, args 
 	c, err := app.client()
 	if err != nil {
 		return err
+	}
+	if o.Follow {
+		return c.FollowLogs(ctx, pos[0], o, app.stdout)
 	}
 	for {
 		next, err := c.Logs(ctx, pos[0], o, app.stdout)

@@ -60,12 +60,12 @@ func followEvent(t *testing.T, id, query, sub string) lambdahttp.Event {
 	return lev
 }
 
-// TestLogsFunction reads a container's output through the logs function
-// as API Gateway invokes it (events/logs-follow.json), on DynamoDB Local
-// and a real Docker engine: the bounded answer, a follow answered with the
-// cursor to poll with (and the poll after it), owners only, a container
-// not on its runtime, and no other route.
-func TestLogsFunction(t *testing.T) {
+// logsFixture is a logs function's world: a store on DynamoDB Local
+// (tables of its own), a real Docker engine as host h1 and its resolver,
+// and put, which stores an instance of owner that runs command on h1
+// (pending: not created on the engine).
+func logsFixture(t *testing.T) (*dynamostore.Store, *docker.Runtime, *runtime.Resolver, func(command string) container.Instance) {
+	t.Helper()
 	ctx := context.Background()
 	ddb := teststores.DynamoClient(t)
 	prefix := fmt.Sprintf("logsfn%d-", time.Now().UnixNano()%1e9)
@@ -84,6 +84,7 @@ func TestLogsFunction(t *testing.T) {
 	}
 	clock := storetest.NewClock()
 	put := func(command string) container.Instance {
+		t.Helper()
 		p := storetest.NewCreate(clock, owner)
 		p.Instance.RuntimeNodeName = "h1"
 		p.Instance.Spec = container.Spec{Runtime: container.RuntimeDocker, Image: testenv.TestImage(t),
@@ -94,8 +95,15 @@ func TestLogsFunction(t *testing.T) {
 		}
 		return inst
 	}
-	printed := put("echo err1 >&2; sleep 0.2; seq 1 3 | sed s/^/l/")
-	ref, err := rt.Create(ctx, printed)
+	return st, rt, res, put
+}
+
+// runToEnd creates inst's container on the engine, starts it and returns
+// once it has ended; it is deleted when the test ends.
+func runToEnd(t *testing.T, rt *docker.Runtime, res *runtime.Resolver, inst container.Instance) {
+	t.Helper()
+	ctx := context.Background()
+	ref, err := rt.Create(ctx, inst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +112,21 @@ func TestLogsFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A follow ends when the container does: the signal that all is printed.
-	if err := res.Logs(ctx, printed, runtime.LogOptions{Follow: true}, func(runtime.LogLine) error { return nil }); err != nil {
+	if err := res.Logs(ctx, inst, runtime.LogOptions{Follow: true}, func(runtime.LogLine) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestLogsFunction reads a container's output through the logs function
+// as API Gateway invokes it (events/logs-follow.json), on DynamoDB Local
+// and a real Docker engine: the bounded answer, a follow answered with the
+// cursor to poll with (and the poll after it), owners only, a container
+// not on its runtime, and no other route.
+func TestLogsFunction(t *testing.T) {
+	ctx := context.Background()
+	st, rt, res, put := logsFixture(t)
+	printed := put("echo err1 >&2; sleep 0.2; seq 1 3 | sed s/^/l/")
+	runToEnd(t, rt, res, printed)
 	pending := put("true") // never created: not on its runtime
 
 	a := newAdapter(config.Default(), st, res, slog.New(slog.DiscardHandler), nil)

@@ -73,6 +73,8 @@ type Client struct {
 	maxDelay   time.Duration
 	waitMax    time.Duration
 	reqTimeout time.Duration
+	pollMin    time.Duration
+	pollMax    time.Duration
 	sleep      func(ctx context.Context, d time.Duration) error
 }
 
@@ -120,7 +122,7 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 	c := &Client{
 		base: u, token: token, hc: &http.Client{}, userAgent: "berth-cli/" + Version,
 		maxRetries: 3, maxDelay: 10 * time.Second, waitMax: 25 * time.Second, reqTimeout: 30 * time.Second,
-		sleep: sleepCtx,
+		pollMin: DefaultLogsPollMin, pollMax: DefaultLogsPollMax, sleep: sleepCtx,
 	}
 	for _, o := range opts {
 		o(c)
@@ -128,6 +130,7 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 	if c.waitMax <= 0 {
 		c.waitMax = 25 * time.Second
 	}
+	c.pollMax = max(c.pollMax, c.pollMin)
 	return c, nil
 }
 

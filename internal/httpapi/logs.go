@@ -39,10 +39,17 @@ const (
 	// NextSinceHeader names the time to pass as since= for what a
 	// truncated answer left out.
 	NextSinceHeader = "Berth-Next-Since"
-	// LogsFollowHeader, set to "poll", says that a follow=true was
-	// answered with the bounded answer instead of a stream (Options.LogsPolled):
-	// ask again with since=<NextSinceHeader> for what came after.
+	// LogsFollowHeader says that a follow=true was answered with the
+	// bounded answer instead of a stream (Options.LogsPolled): LogsFollowPoll
+	// or LogsFollowEnded.
 	LogsFollowHeader = "Berth-Follow"
+	// LogsFollowPoll: ask again with since=<NextSinceHeader> for what
+	// comes after.
+	LogsFollowPoll = "poll"
+	// LogsFollowEnded: the container had ended before the read, and the
+	// answer holds every line after since: nothing more will come (a
+	// streamed follow ends there too). The answer still carries its cursor.
+	LogsFollowEnded = "ended"
 	// ndjsonType is the media type of one JSON object per line.
 	ndjsonType = "application/x-ndjson"
 	// followFlushEvery is how long a followed line may wait in the
@@ -181,6 +188,9 @@ func (h *handler) containerLogs(w http.ResponseWriter, r *http.Request, c identi
 		return h.followLogs(w, r, inst, lq)
 	}
 	lq.opts.Follow = false
+	// The instance was read before its logs: once its end is recorded,
+	// the runtime holds every line it will ever print.
+	ended := polled && inst.Status.Terminal()
 	// A polled follow's cursor when no line comes: any line written later
 	// has a later time than this.
 	next := lq.opts.Since
@@ -208,7 +218,11 @@ func (h *handler) containerLogs(w http.ResponseWriter, r *http.Request, c identi
 	}
 	w.Header().Set("Content-Type", lq.contentType())
 	if polled {
-		w.Header().Set(LogsFollowHeader, "poll")
+		follow := LogsFollowPoll
+		if ended && !full {
+			follow = LogsFollowEnded
+		}
+		w.Header().Set(LogsFollowHeader, follow)
 		full = true // a polled follow always carries its cursor
 	}
 	if !full {

@@ -1,0 +1,205 @@
+package emulate_test
+
+import (
+	"bytes"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	berthBinOnce sync.Once
+	berthBin     string
+	berthBinErr  error
+)
+
+// berthCLI builds cmd/berth once per test binary (into the builds'
+// directory, removed by TestMain).
+func berthCLI(t *testing.T) string {
+	t.Helper()
+	builder(t)
+	berthBinOnce.Do(func() {
+		berthBin = filepath.Join(buildsDir, "berth-cli")
+		if out, err := exec.Command("go", "build", "-o", berthBin, "../../cmd/berth").CombinedOutput(); err != nil {
+			berthBinErr = err
+			t.Logf("go build ../../cmd/berth:\n%s", out)
+		}
+	})
+	if berthBinErr != nil {
+		t.Fatalf("building the berth CLI: %v", berthBinErr)
+	}
+	return berthBin
+}
+
+// logsPolls is a proxy in front of the stack's front door that records
+// when each logs request of one container came, and answers the one
+// numbered tooMany (from 1; 0: none) 429 with Retry-After: 3 itself, as
+// API Gateway's throttling does.
+type logsPolls struct {
+	url     string
+	tooMany int
+
+	mu    sync.Mutex
+	at    []time.Time
+	query []string
+	// seen gets the count after each logs request.
+	seen chan int
+}
+
+func newLogsPolls(t *testing.T, st *stack, id string, tooMany int) *logsPolls {
+	front, err := url.Parse(st.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &logsPolls{tooMany: tooMany, seen: make(chan int, 1000)}
+	proxy := httputil.NewSingleHostReverseProxy(front)
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // a request the CLI gave up at Ctrl-C
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/containers/"+id+"/logs" {
+			p.mu.Lock()
+			p.at = append(p.at, time.Now())
+			p.query = append(p.query, r.URL.RawQuery)
+			n := len(p.at)
+			p.mu.Unlock()
+			p.seen <- n
+			if n == p.tooMany {
+				w.Header().Set("Retry-After", "3")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = w.Write([]byte(`{"message":"Too Many Requests"}`))
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p.url = srv.URL
+	return p
+}
+
+func (p *logsPolls) times() ([]time.Time, []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]time.Time(nil), p.at...), append([]string(nil), p.query...)
+}
+
+// TestLogsFollowCLIThroughFrontDoor runs `berth containers logs -f`
+// against the emulated stack's front door, which answers a follow with
+// Berth-Follow: poll and a cursor (API Gateway cannot stream): the CLI
+// keeps polling from the cursor, prints each line once, waits out a 429's
+// Retry-After, and exits 0 once the container has ended and every line is
+// out; a follow of a container that prints nothing more backs off, and
+// ends at Ctrl-C. (TestServeLogs in cmd/berth shows -f on berth serve's
+// streamed follow.)
+func TestLogsFollowCLIThroughFrontDoor(t *testing.T) {
+	st := start(t, setup{watcher: true})
+	bin := berthCLI(t)
+	st.putTemplate("talker", []string{"sh", "-c", "echo one; sleep 3; echo two >&2; sleep 3; echo three; sleep 1; exit 0"})
+	st.putTemplate("quiet", []string{"sh", "-c", "echo hi; exec sleep 3600"})
+
+	t.Run("until the container ends", func(t *testing.T) {
+		id := st.create(aliceToken, "talker", "talker")
+		st.wait(aliceToken, id, "running", time.Minute)
+		polls := newLogsPolls(t, st, id, 2)
+		var out, errOut bytes.Buffer
+		cmd := exec.Command(bin, "containers", "logs", id, "-f")
+		cmd.Env = append(os.Environ(), "BERTH_URL="+polls.url, "BERTH_TOKEN="+aliceToken)
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("berth containers logs -f: %v\nstdout %q\nstderr %s", err, out.String(), errOut.String())
+			}
+		case <-time.After(3 * time.Minute):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("berth containers logs -f still following 3 minutes on: stdout %q, stderr %s", out.String(), errOut.String())
+		}
+		if out.String() != "one\ntwo\nthree\n" {
+			t.Errorf("stdout %q, want each line once; stderr %s", out.String(), errOut.String())
+		}
+		// It stopped because the container had ended, not before.
+		if in := st.do(http.MethodGet, "/api/containers/"+id, aliceToken, nil).json(t); in["status"] != "stopped" {
+			t.Errorf("the follow ended while the container is %v", in["status"])
+		}
+		at, queries := polls.times()
+		if len(at) < 4 {
+			t.Fatalf("%d logs requests (%q): want the first, the 429, its retry and more", len(at), queries)
+		}
+		// The 429 is asked again after its Retry-After, from the same cursor.
+		if gap := at[2].Sub(at[1]); gap < 3*time.Second {
+			t.Errorf("asked again %v after a 429 with Retry-After: 3", gap)
+		}
+		if queries[1] != queries[2] || !strings.Contains(queries[1], "since=") {
+			t.Errorf("the retry asked %q, the 429 answered %q", queries[2], queries[1])
+		}
+		for i, q := range queries {
+			if !strings.Contains(q, "follow=true") {
+				t.Errorf("request %d: %q", i, q)
+			}
+		}
+	})
+
+	t.Run("backs off, and ends at Ctrl-C", func(t *testing.T) {
+		id := st.create(aliceToken, "quiet", "quiet")
+		st.wait(aliceToken, id, "running", time.Minute)
+		polls := newLogsPolls(t, st, id, 0)
+		cmd := exec.Command(bin, "containers", "logs", id, "-f")
+		cmd.Env = append(os.Environ(), "BERTH_URL="+polls.url, "BERTH_TOKEN="+aliceToken)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		// Four polls: the line, then empty ones, each after a longer wait.
+		deadline := time.After(2 * time.Minute)
+		for n := 0; n < 4; {
+			select {
+			case n = <-polls.seen:
+			case err := <-done:
+				t.Fatalf("the follow ended by itself (%v): stdout %q, stderr %s", err, out.String(), errOut.String())
+			case <-deadline:
+				t.Fatalf("%d polls in 2 minutes", n)
+			}
+		}
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("after Ctrl-C: %v, stderr %s", err, errOut.String())
+			}
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatal("still following a minute after Ctrl-C")
+		}
+		if out.String() != "hi\n" {
+			t.Errorf("stdout %q, want the one line once", out.String())
+		}
+		// Whether the line came in the first poll or the second, the wait
+		// before the fourth doubled at least once from the 1 s minimum.
+		at, queries := polls.times()
+		if gap := at[3].Sub(at[2]); gap < 2*time.Second {
+			t.Errorf("idle polls %v apart (requests %q): no back-off", gap, queries)
+		}
+	})
+}
