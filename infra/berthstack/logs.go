@@ -1,8 +1,10 @@
 package berthstack
 
 import (
+	"regexp"
 	"slices"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -44,11 +46,21 @@ func newLogs(scope constructs.Construct, p Props, common map[string]*string, tab
 	}
 	l.Function = fn
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("LogsFunction"), fn, nil)
-	api.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+	routes := api.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 		Path:        jsii.String(LogsRoutePath),
 		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
 		Integration: integration,
 	})
+	// The integration lets API Gateway invoke the function from the route's path as written,
+	// {id} and all, on any method; template.yaml (LogsInvokePermission) from this route only,
+	// with the path parameter a wildcard, as SAM writes path parameters. The CDK writes the same.
+	for _, r := range *routes {
+		for _, c := range *r.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+			if perm, ok := c.(awslambda.CfnPermission); ok {
+				perm.SetSourceArn(routeSourceArn(l.Construct, api.HTTPAPI, "GET", LogsRoutePath))
+			}
+		}
+	}
 	// As the api's integrations (newAPI): API Gateway's 30 s on the resource.
 	for _, c := range *api.HTTPAPI.Node().FindAll(constructs.ConstructOrder_PREORDER) {
 		if in, ok := c.(awsapigatewayv2.CfnIntegration); ok {
@@ -56,4 +68,18 @@ func newLogs(scope constructs.Construct, p Props, common map[string]*string, tab
 		}
 	}
 	return l, nil
+}
+
+// pathParameter is one {name} or {name+} of a route's path.
+var pathParameter = regexp.MustCompile(`\{[^}]*\}`)
+
+// routeSourceArn is the SourceArn that lets api invoke a function from one route on any stage:
+// arn:…:execute-api:<region>:<account>:<api id>/*/<method><path>, each path parameter a
+// wildcard.
+func routeSourceArn(scope constructs.Construct, api awsapigatewayv2.HttpApi, method, path string) *string {
+	return awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("execute-api"),
+		Resource:     api.ApiId(),
+		ResourceName: jsii.String("*/" + method + pathParameter.ReplaceAllString(path, "*")),
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
@@ -69,35 +68,8 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 		return nil, err
 	}
 	r.Function = fn
-	// The Scheduler invokes asynchronously: Lambda itself would retry a failed pass twice and
-	// keep a throttled tick for 6 hours. Neither: the next tick runs a pass anyway.
-	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
-		RetryAttempts: jsii.Number(0),
-		MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(ReconcilerMaxEventAge.Seconds())),
-	})
-
-	role := awsiam.NewRole(r.Construct, jsii.String("ScheduleRole"), &awsiam.RoleProps{
-		// Only schedules of this account may use the role.
-		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
-			Conditions: &map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": awscdk.Aws_ACCOUNT_ID()}},
-		}),
-		InlinePolicies: &map[string]awsiam.PolicyDocument{
-			"invoke-reconciler": awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{
-				Statements: &[]awsiam.PolicyStatement{allow([]string{"lambda:InvokeFunction"}, fn.FunctionArn())},
-			}),
-		},
-	})
-	r.Schedule = awsscheduler.NewCfnSchedule(r.Construct, jsii.String("Schedule"), &awsscheduler.CfnScheduleProps{
-		Description:        jsii.String("berth reconcile pass"),
-		ScheduleExpression: jsii.String(p.ReconcileSchedule),
-		FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: jsii.String("OFF")},
-		Target: &awsscheduler.CfnSchedule_TargetProperty{
-			Arn:     fn.FunctionArn(),
-			RoleArn: role.RoleArn(),
-			// A failed pass is not retried: the next tick runs one anyway.
-			RetryPolicy: &awsscheduler.CfnSchedule_RetryPolicyProperty{MaximumRetryAttempts: jsii.Number(ReconcilerScheduleRetries)},
-			Input:       jsii.String(ReconcileScheduleInput),
-		},
-	})
+	// A failed pass is not retried (ReconcilerScheduleRetries): the next tick runs one anyway.
+	r.Schedule = newSchedule(r.Construct, fn, scheduledTick{policy: "invoke-reconciler",
+		description: "berth reconcile pass", expression: p.ReconcileSchedule, retries: ReconcilerScheduleRetries})
 	return r, nil
 }

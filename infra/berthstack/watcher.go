@@ -4,7 +4,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
@@ -61,31 +60,7 @@ func newWatcher(scope constructs.Construct, p Props, common map[string]*string, 
 		return nil, err
 	}
 	w.Function = fn
-	// A failed or throttled tick is not kept: the next one comes a period later.
-	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
-		RetryAttempts: jsii.Number(0),
-		MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(ReconcilerMaxEventAge.Seconds())),
-	})
-	role := awsiam.NewRole(w.Construct, jsii.String("ScheduleRole"), &awsiam.RoleProps{
-		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
-			Conditions: &map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": awscdk.Aws_ACCOUNT_ID()}},
-		}),
-		InlinePolicies: &map[string]awsiam.PolicyDocument{
-			"invoke-watcher": awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{
-				Statements: &[]awsiam.PolicyStatement{allow([]string{"lambda:InvokeFunction"}, fn.FunctionArn())},
-			}),
-		},
-	})
-	w.Schedule = awsscheduler.NewCfnSchedule(w.Construct, jsii.String("Schedule"), &awsscheduler.CfnScheduleProps{
-		Description:        jsii.String("berth watcher (one watch per tick, overlapping the last)"),
-		ScheduleExpression: jsii.String(WatcherSchedule),
-		FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: jsii.String("OFF")},
-		Target: &awsscheduler.CfnSchedule_TargetProperty{
-			Arn:         fn.FunctionArn(),
-			RoleArn:     role.RoleArn(),
-			RetryPolicy: &awsscheduler.CfnSchedule_RetryPolicyProperty{MaximumRetryAttempts: jsii.Number(0)},
-			Input:       jsii.String(ReconcileScheduleInput),
-		},
-	})
+	w.Schedule = newSchedule(w.Construct, fn, scheduledTick{policy: "invoke-watcher",
+		description: "berth watcher (one watch per tick, overlapping the last)", expression: WatcherSchedule})
 	return w, nil
 }
