@@ -78,12 +78,19 @@ func newRig(t *testing.T, extra ...configured.Node) *rig {
 // running makes a running instance whose container sleeps on the engine.
 func (r *rig) running(ctx context.Context) (container.Instance, runtime.Ref) {
 	r.t.Helper()
+	return r.runningScript(ctx, "sleeper", "exec sleep 3600")
+}
+
+// runningScript makes a running instance whose container runs script (sh
+// -c) on the engine, from a template of that name.
+func (r *rig) runningScript(ctx context.Context, template, script string) (container.Instance, runtime.Ref) {
+	r.t.Helper()
 	m := manager.New(manager.Options{Store: r.st, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "sleeper",
-		Runtime: "docker", Image: testenv.TestImage(r.t), PullPolicy: container.PullNever, Command: []string{"sh", "-c", "exec sleep 3600"}}); err != nil {
+	if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: template,
+		Runtime: "docker", Image: testenv.TestImage(r.t), PullPolicy: container.PullNever, Command: []string{"sh", "-c", script}}); err != nil {
 		r.t.Fatal(err)
 	}
-	res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "sleeper"}, nil, "")
+	res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: template}, nil, "")
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/emulate"
 	"github.com/berth-io/berth/internal/runtime/docker"
+	"github.com/berth-io/berth/internal/runtime/docker/dockertest"
 	"github.com/berth-io/berth/internal/runtime/kubernetes"
 	"github.com/berth-io/berth/internal/testenv"
 )
@@ -97,6 +98,9 @@ type setup struct {
 	// schedules is emulate.Options.Schedules (a negative period turns a
 	// function's schedule off).
 	schedules map[string]time.Duration
+	// publishing puts the Docker host on a network that publishes ports on
+	// 127.0.0.1 (dockertest.PublishingNetwork), advertised as 127.0.0.1.
+	publishing bool
 }
 
 // stack is one emulated stack, running in the test.
@@ -154,10 +158,13 @@ func start(t testing.TB, s setup) *stack {
 	if s.dockerEndpoint != "" {
 		endpoint = s.dockerEndpoint
 	}
+	host := map[string]any{"name": "local", "endpoint": endpoint, "network_mode": "none"}
+	if s.publishing {
+		host["network_mode"], host["advertise_address"] = dockertest.PublishingNetwork(t, dockerHost), "127.0.0.1"
+	}
 	cfg := map[string]any{
 		"container": s.container,
-		"docker": map[string]any{"scope": st.scope, "hosts": []any{map[string]any{
-			"name": "local", "endpoint": endpoint, "network_mode": "none"}}},
+		"docker":    map[string]any{"scope": st.scope, "hosts": []any{host}},
 		"auth": map[string]any{"tokens": map[string]any{
 			adminToken: map[string]any{"user": "admin", "admin": true},
 			aliceToken: map[string]any{"user": "alice"},
