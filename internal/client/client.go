@@ -65,17 +65,17 @@ var Version = "dev"
 
 // Client calls one berth API. It is safe for concurrent use.
 type Client struct {
-	base       *url.URL
-	token      string
-	hc         *http.Client
-	userAgent  string
-	maxRetries int
-	maxDelay   time.Duration
-	waitMax    time.Duration
-	reqTimeout time.Duration
-	pollMin    time.Duration
-	pollMax    time.Duration
-	sleep      func(ctx context.Context, d time.Duration) error
+	base        *url.URL
+	token       string
+	hc          *http.Client
+	userAgent   string
+	maxRetries  int
+	maxDelay    time.Duration
+	waitMax     time.Duration
+	reqTimeout  time.Duration
+	pollWait    time.Duration
+	pollMaxWait time.Duration
+	sleep       func(ctx context.Context, d time.Duration) error
 }
 
 // Option configures a Client.
@@ -122,7 +122,7 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 	c := &Client{
 		base: u, token: token, hc: &http.Client{}, userAgent: "berth-cli/" + Version,
 		maxRetries: 3, maxDelay: 10 * time.Second, waitMax: 25 * time.Second, reqTimeout: 30 * time.Second,
-		pollMin: DefaultLogsPollMin, pollMax: DefaultLogsPollMax, sleep: sleepCtx,
+		pollWait: DefaultLogsPollWait, pollMaxWait: DefaultLogsPollMaxWait, sleep: sleepCtx,
 	}
 	for _, o := range opts {
 		o(c)
@@ -130,7 +130,7 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 	if c.waitMax <= 0 {
 		c.waitMax = 25 * time.Second
 	}
-	c.pollMax = max(c.pollMax, c.pollMin)
+	c.pollMaxWait = max(c.pollMaxWait, c.pollWait)
 	return c, nil
 }
 

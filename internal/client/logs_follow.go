@@ -11,14 +11,14 @@ import (
 
 // The pace of a polled follow (FollowLogs behind API Gateway).
 const (
-	// DefaultLogsPollMin is the wait before the next poll after one that
+	// DefaultLogsPollWait is the wait before the next poll after one that
 	// brought lines. Defaults to 1 s: a chatty container costs one
 	// request (on AWS one invocation of the logs function) a second.
-	DefaultLogsPollMin = time.Second
-	// DefaultLogsPollMax bounds the wait between polls of a container that
+	DefaultLogsPollWait = time.Second
+	// DefaultLogsPollMaxWait bounds the wait between polls of a container that
 	// prints nothing: the wait doubles after each empty poll up to it.
 	// Defaults to 10 s.
-	DefaultLogsPollMax = 10 * time.Second
+	DefaultLogsPollMaxWait = 10 * time.Second
 	// maxFollowRetryAfter bounds what one Retry-After makes a follow wait.
 	maxFollowRetryAfter = time.Minute
 )
@@ -31,14 +31,14 @@ const (
 
 // WithLogsPoll sets the pace of a polled follow: minWait after a poll that
 // brought lines, doubling after each empty one up to maxWait. Defaults:
-// DefaultLogsPollMin, DefaultLogsPollMax.
+// DefaultLogsPollWait, DefaultLogsPollMaxWait.
 func WithLogsPoll(minWait, maxWait time.Duration) Option {
 	return func(c *Client) {
 		if minWait > 0 {
-			c.pollMin = minWait
+			c.pollWait = minWait
 		}
 		if maxWait > 0 {
-			c.pollMax = maxWait
+			c.pollMaxWait = maxWait
 		}
 	}
 }
@@ -63,8 +63,8 @@ func (c *Client) FollowLogs(ctx context.Context, id string, o LogsOptions, w io.
 	)
 	for {
 		a, err := c.logsOnce(ctx, id, o, w)
-		if ctx.Err() != nil {
-			return nil // the reader left (Ctrl-C)
+		if left(ctx) {
+			return nil // the reader left (Ctrl-C): whatever the exchange's error, a normal end
 		}
 		var e *Error
 		switch {
@@ -75,7 +75,7 @@ func (c *Client) FollowLogs(ctx context.Context, id string, o LogsOptions, w io.
 			failures++
 			e.Attempts = failures
 			wait = c.nextPollWait(wait, false, e.RetryAfter)
-			if c.sleep(ctx, wait) != nil {
+			if !c.pause(ctx, wait) {
 				return nil
 			}
 			continue
@@ -101,19 +101,25 @@ func (c *Client) FollowLogs(ctx context.Context, id string, o LogsOptions, w io.
 		polled = true
 		o.Since, o.Tail = a.next, 0 // the tail, if any, was the first answer's
 		wait = c.nextPollWait(wait, a.wrote > 0, a.retryAfter)
-		if c.sleep(ctx, wait) != nil {
+		if !c.pause(ctx, wait) {
 			return nil
 		}
 	}
 }
 
+// left reports that the follow's reader has gone (ctx is done).
+func left(ctx context.Context) bool { return ctx.Err() != nil }
+
+// pause waits d between polls; false when the reader left meanwhile.
+func (c *Client) pause(ctx context.Context, d time.Duration) bool { return c.sleep(ctx, d) == nil }
+
 // nextPollWait is the wait before the next poll: the minimum after lines
 // (and at first), double the last wait after an empty poll up to the
 // maximum, and at least what a Retry-After asked (up to a minute).
 func (c *Client) nextPollWait(last time.Duration, gotLines bool, retryAfter time.Duration) time.Duration {
-	next := c.pollMin
+	next := c.pollWait
 	if !gotLines && last > 0 {
-		next = min(max(2*last, c.pollMin), c.pollMax)
+		next = min(max(2*last, c.pollWait), c.pollMaxWait)
 	}
 	return max(next, min(retryAfter, maxFollowRetryAfter))
 }

@@ -39,10 +39,10 @@ func TestNextPollWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.pollMin != DefaultLogsPollMin || d.pollMax != DefaultLogsPollMax {
-		t.Errorf("defaults %v..%v", d.pollMin, d.pollMax)
+	if d.pollWait != DefaultLogsPollWait || d.pollMaxWait != DefaultLogsPollMaxWait {
+		t.Errorf("defaults %v..%v", d.pollWait, d.pollMaxWait)
 	}
-	if e, _ := New("http://127.0.0.1:1", "", WithLogsPoll(3*time.Second, time.Second)); e.pollMax != 3*time.Second {
-		t.Errorf("a maximum below the minimum: %v", e.pollMax)
+	if e, _ := New("http://127.0.0.1:1", "", WithLogsPoll(3*time.Second, time.Second)); e.pollMaxWait != 3*time.Second {
+		t.Errorf("a maximum below the minimum: %v", e.pollMaxWait)
 	}
 }

@@ -52,8 +52,22 @@ type logsPolls struct {
 	mu    sync.Mutex
 	at    []time.Time
 	query []string
-	// seen gets the count after each logs request.
-	seen chan int
+	// lines are the bytes of lines each answer carried.
+	lines []int
+	// seen is told after each logs answer.
+	seen chan struct{}
+}
+
+// countingWriter counts the bytes of an answer's body.
+type countingWriter struct {
+	http.ResponseWriter
+	n int
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n += n
+	return n, err
 }
 
 func newLogsPolls(t *testing.T, st *stack, id string, tooMany int) *logsPolls {
@@ -61,36 +75,44 @@ func newLogsPolls(t *testing.T, st *stack, id string, tooMany int) *logsPolls {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &logsPolls{tooMany: tooMany, seen: make(chan int, 1000)}
+	p := &logsPolls{tooMany: tooMany, seen: make(chan struct{}, 1000)}
 	proxy := httputil.NewSingleHostReverseProxy(front)
 	proxy.ErrorLog = log.New(io.Discard, "", 0) // a request the CLI gave up at Ctrl-C
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/containers/"+id+"/logs" {
-			p.mu.Lock()
-			p.at = append(p.at, time.Now())
-			p.query = append(p.query, r.URL.RawQuery)
-			n := len(p.at)
-			p.mu.Unlock()
-			p.seen <- n
-			if n == p.tooMany {
-				w.Header().Set("Retry-After", "3")
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusTooManyRequests)
-				_, _ = w.Write([]byte(`{"message":"Too Many Requests"}`))
-				return
-			}
+		if r.URL.Path != "/api/containers/"+id+"/logs" {
+			proxy.ServeHTTP(w, r)
+			return
 		}
-		proxy.ServeHTTP(w, r)
+		p.mu.Lock()
+		p.at = append(p.at, time.Now())
+		p.query = append(p.query, r.URL.RawQuery)
+		n := len(p.at)
+		p.mu.Unlock()
+		cw := &countingWriter{ResponseWriter: w}
+		if n == p.tooMany {
+			w.Header().Set("Retry-After", "3")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"message":"Too Many Requests"}`))
+		} else {
+			proxy.ServeHTTP(cw, r)
+		}
+		p.mu.Lock()
+		p.lines = append(p.lines, cw.n)
+		p.mu.Unlock()
+		p.seen <- struct{}{}
 	}))
 	t.Cleanup(srv.Close)
 	p.url = srv.URL
 	return p
 }
 
-func (p *logsPolls) times() ([]time.Time, []string) {
+// times returns when each logs request came, its query, and the bytes of
+// lines of each answer given so far.
+func (p *logsPolls) times() ([]time.Time, []string, []int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]time.Time(nil), p.at...), append([]string(nil), p.query...)
+	return append([]time.Time(nil), p.at...), append([]string(nil), p.query...), append([]int(nil), p.lines...)
 }
 
 // TestLogsFollowCLIThroughFrontDoor runs `berth containers logs -f`
@@ -137,7 +159,7 @@ func TestLogsFollowCLIThroughFrontDoor(t *testing.T) {
 		if in := st.do(http.MethodGet, "/api/containers/"+id, aliceToken, nil).json(t); in["status"] != "stopped" {
 			t.Errorf("the follow ended while the container is %v", in["status"])
 		}
-		at, queries := polls.times()
+		at, queries, _ := polls.times()
 		if len(at) < 4 {
 			t.Fatalf("%d logs requests (%q): want the first, the 429, its retry and more", len(at), queries)
 		}
@@ -168,15 +190,25 @@ func TestLogsFollowCLIThroughFrontDoor(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		// Four polls: the line, then empty ones, each after a longer wait.
+		// Polls until an empty one that is not the first has been followed
+		// by the next.
+		emptyAt := func() int {
+			_, _, lines := polls.times()
+			for k := 1; k+1 < len(lines); k++ {
+				if lines[k] == 0 {
+					return k
+				}
+			}
+			return 0
+		}
 		deadline := time.After(2 * time.Minute)
-		for n := 0; n < 4; {
+		for emptyAt() == 0 {
 			select {
-			case n = <-polls.seen:
+			case <-polls.seen:
 			case err := <-done:
 				t.Fatalf("the follow ended by itself (%v): stdout %q, stderr %s", err, out.String(), errOut.String())
 			case <-deadline:
-				t.Fatalf("%d polls in 2 minutes", n)
+				t.Fatal("no empty poll (but the first) followed by another in 2 minutes")
 			}
 		}
 		if err := cmd.Process.Signal(os.Interrupt); err != nil {
@@ -195,11 +227,12 @@ func TestLogsFollowCLIThroughFrontDoor(t *testing.T) {
 		if out.String() != "hi\n" {
 			t.Errorf("stdout %q, want the one line once", out.String())
 		}
-		// Whether the line came in the first poll or the second, the wait
-		// before the fourth doubled at least once from the 1 s minimum.
-		at, queries := polls.times()
-		if gap := at[3].Sub(at[2]); gap < 2*time.Second {
-			t.Errorf("idle polls %v apart (requests %q): no back-off", gap, queries)
+		// After an empty poll (but the first request) the wait has doubled
+		// at least once from the 1 s minimum.
+		k := emptyAt()
+		at, queries, lines := polls.times()
+		if gap := at[k+1].Sub(at[k]); gap < 2*time.Second {
+			t.Errorf("%v from the empty poll %d to the next (requests %q, answers' bytes %v): no back-off", gap, k, queries, lines)
 		}
 	})
 }
