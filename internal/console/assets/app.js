@@ -423,7 +423,8 @@ function instancePage(id) {
   const spec = el("div");
   const timeline = el("div");
   const logs = logsPanel(path, () => inst);
-  const h1 = page("Container", head, actions, confirmBox, actErr, el("h2", {}, "Spec"), spec, logs.box, el("h2", {}, "Timeline"), timeline);
+  const endpoints = endpointsPanel();
+  const h1 = page("Container", head, actions, confirmBox, actErr, endpoints.box, el("h2", {}, "Spec"), spec, logs.box, el("h2", {}, "Timeline"), timeline);
   let inst = null, lastVersion = -1, gone = false;
 
   const doAction = async (action) => {
@@ -445,6 +446,7 @@ function instancePage(id) {
     document.title = h1.textContent + " · berth";
     head.replaceChildren(el("p", {}, "Status: ", el("span", { id: "inst-status" }, badge(i.status)),
       i.status_reason ? el("span", { class: "muted" }, " — " + i.status_reason) : ""));
+    endpoints.show(i);
     if (i.version === lastVersion) return;
     lastVersion = i.version;
     actions.replaceChildren(...["start", "stop", "delete"].map((a) => {
@@ -467,7 +469,6 @@ function instancePage(id) {
       ["Exit code", i.exit_code], ["Created", fmtTime(i.created_at)], ["Started", fmtTime(i.started_at)],
       ["Finished", fmtTime(i.finished_at)], ["Updated", fmtTime(i.updated_at)], ["Version", i.version]];
     if (i.labels && Object.keys(i.labels).length) rows.push(["Labels", Object.entries(i.labels).map(([k, v]) => k + "=" + v).join(", ")]);
-    if (i.endpoints && i.endpoints.length) rows.push(["Endpoints", i.endpoints.map((e) => JSON.stringify(e)).join(", ")]);
     spec.replaceChildren(el("dl", { class: "spec" }, rows.filter(([, v]) => v !== undefined && v !== null && v !== "")
       .map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
   };
@@ -511,6 +512,60 @@ function instancePage(id) {
   };
   load().catch((e) => { head.replaceChildren(errorBox(e)); });
   every(POLL_MS, load);
+}
+
+// HTTPS_PORTS are the container ports whose endpoint link is https.
+const HTTPS_PORTS = [443, 8443];
+
+// endpointURL is the link to a tcp endpoint (http, or https on the usual
+// TLS ports), or "" where there is none to offer: udp and sctp, or an
+// address that is not a plain host. The scheme is always set here, so API
+// data cannot make it a javascript: link.
+function endpointURL(ep) {
+  if (ep.protocol !== "tcp" || !ep.host || !ep.host_port) return "";
+  const host = ep.host.includes(":") && !ep.host.startsWith("[") ? "[" + ep.host + "]" : ep.host;
+  try {
+    const u = new URL((HTTPS_PORTS.includes(ep.port) ? "https://" : "http://") + host + ":" + ep.host_port + "/");
+    return u.hostname ? u.href : "";
+  } catch {
+    return "";
+  }
+}
+
+// endpointsPanel is the instance page's endpoints (instance.endpoints):
+// each published port, its protocol, the address that reaches it and what
+// that address is (a Docker host's, or a Pod's inside its cluster), with a
+// link where the protocol is tcp. It is drawn again only when they change.
+function endpointsPanel() {
+  const ids = { h: uid("endpoints-h") };
+  const body = el("div", { id: "endpoints" });
+  const box = el("section", { "aria-labelledby": ids.h }, el("h2", { id: ids.h }, "Endpoints"), body);
+  let last = null;
+  const show = (i) => {
+    const eps = i.endpoints || [];
+    const key = JSON.stringify(eps);
+    if (key === last) return;
+    last = key;
+    if (!eps.length) {
+      body.replaceChildren(el("p", { class: "muted" }, i.status === "running"
+        ? "No published ports." : "None while it is not running: published ports are named while it runs."));
+      return;
+    }
+    body.replaceChildren(el("div", { class: "scroll" }, el("table", { class: "cards" },
+      el("thead", {}, el("tr", {}, ["Port", "Protocol", "Address", "Via"].map((c) => el("th", { scope: "col" }, c)))),
+      el("tbody", {}, eps.map((ep) => {
+        const href = endpointURL(ep);
+        const addr = (ep.host.includes(":") ? "[" + ep.host + "]" : ep.host) + ":" + ep.host_port;
+        return el("tr", { "data-port": ep.port + "/" + ep.protocol },
+          el("td", { "data-label": "Port" }, String(ep.port)),
+          el("td", { "data-label": "Protocol" }, ep.protocol),
+          el("td", { "data-label": "Address" }, href
+            ? el("a", { href, target: "_blank", rel: "noopener noreferrer", "aria-label": `Open ${addr} (port ${ep.port}) in a new tab` }, addr)
+            : el("code", {}, addr)),
+          el("td", { "data-label": "Via" }, ep.via === "pod" ? "the Pod's IP (inside its cluster)" : ep.via === "host" ? "the Docker host" : ep.via));
+      })))));
+  };
+  return { box, show };
 }
 
 // LOG_TAIL is how many of the last lines the logs panel shows; while the
