@@ -88,7 +88,8 @@ func TestConsoleEndpoints(t *testing.T) {
 		}
 	}
 	b.axe("instance with endpoints")
-	b.narrow("instance with endpoints")
+	b.shot("instance-endpoints")
+	b.narrow("instance-endpoints")
 
 	e.must(e.call("POST", "/api/containers/"+inst.ID+"/stop", aliceToken, nil), http.StatusAccepted)
 	b.run("the endpoints gone once stopped", 90*time.Second,

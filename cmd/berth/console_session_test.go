@@ -126,6 +126,9 @@ func TestConsoleSessionRenewAndSignOut(t *testing.T) {
 		chromedp.Navigate(base+"/console"),
 		chromedp.WaitVisible(chromedp.CSS(`#signin-oidc`)))
 	b.shot("signin-provider")
+	if shown := b.eval(`getComputedStyle(document.getElementById("nav")).display`); shown != "none" {
+		t.Errorf("the sign-in page shows the nav (display %s)", shown)
+	}
 	b.run("signing in at the provider", 60*time.Second,
 		chromedp.Click(chromedp.CSS(`#signin-oidc`)),
 		chromedp.WaitVisible(chromedp.CSS(`select[name=status]`)))
@@ -142,6 +145,7 @@ func TestConsoleSessionRenewAndSignOut(t *testing.T) {
 		t.Errorf("with the prompt the page is %q, want still %q", h, instHash)
 	}
 	b.axe("instance with the sign-in prompt")
+	b.shot("session-prompt")
 	b.eval(`window.beforeSignIn = true; ""`)
 	b.run("signing in again", 60*time.Second,
 		chromedp.Click(chromedp.CSS(`#reauth`)),
