@@ -418,6 +418,8 @@ function signInPage() {
       input.focus();
       return;
     }
+    // A pasted token is not the provider's: nothing renews or replaces it.
+    forgetSession();
     session.token = tok;
     sessionStorage.setItem(TOKEN_KEY, tok);
     session.admin = await detectAdmin();
