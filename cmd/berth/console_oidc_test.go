@@ -36,6 +36,7 @@ type standInProvider struct {
 	codes     map[string]string // code → its challenge
 	exchanged int               // codes traded for a token
 	refused   []string          // why other requests were refused
+	session   standInSession    // refresh and sign-out (console_session_test.go)
 }
 
 func newStandInProvider(t *testing.T, clientID, consoleBase, token string) *standInProvider {
@@ -45,11 +46,12 @@ func newStandInProvider(t *testing.T, clientID, consoleBase, token string) *stan
 	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": p.srv.URL, "authorization_endpoint": p.srv.URL + "/authorize",
-			"token_endpoint": p.srv.URL + "/token", "response_types_supported": []string{"code"},
+			"token_endpoint": p.srv.URL + "/token", "end_session_endpoint": p.srv.URL + "/logout", "response_types_supported": []string{"code"},
 			"code_challenge_methods_supported": []string{"S256"}})
 	})
 	mux.HandleFunc("GET /authorize", p.authorize)
 	mux.HandleFunc("POST /token", p.exchange)
+	mux.HandleFunc("GET /logout", p.logout)
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(p.srv.Close)
 	return p
@@ -101,6 +103,10 @@ func (p *standInProvider) exchange(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
+	if f.Get("grant_type") == "refresh_token" {
+		p.refresh(w, f)
+		return
+	}
 	p.mu.Lock()
 	challenge, ok := p.codes[f.Get("code")]
 	delete(p.codes, f.Get("code")) // once
@@ -117,9 +123,7 @@ func (p *standInProvider) exchange(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.exchanged++
 		p.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id_token": p.token, "access_token": "not-for-berth", "token_type": "Bearer", "expires_in": 3600})
+		p.give(w, p.token)
 	}
 }
 

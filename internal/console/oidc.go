@@ -61,7 +61,26 @@ type provider struct {
 	Scope                 string `json:"scope"`
 	AuthorizationEndpoint string `json:"authorization_endpoint"`
 	TokenEndpoint         string `json:"token_endpoint"`
+	// EndSessionEndpoint is where signing out sends the browser, so that
+	// the provider's own session ends too; empty where the provider has
+	// none (the page then forgets its token only).
+	EndSessionEndpoint string `json:"end_session_endpoint,omitempty"`
+	// Logout is how EndSessionEndpoint reads its query: LogoutOIDC or
+	// LogoutCognito.
+	Logout string `json:"logout,omitempty"`
 }
+
+// The ways of signing out at the provider (provider.Logout).
+const (
+	// LogoutOIDC is OpenID Connect RP-initiated logout: the discovery
+	// document's end_session_endpoint, with client_id,
+	// post_logout_redirect_uri and id_token_hint.
+	LogoutOIDC = "oidc"
+	// LogoutCognito is Cognito's hosted-UI /logout (its discovery document
+	// names no end_session_endpoint), on the authorization endpoint's host,
+	// with client_id and logout_uri (one of the app client's LogoutURLs).
+	LogoutCognito = "cognito"
+)
 
 // discovery finds and keeps the provider's endpoints: fetched at the first
 // console request (so an api function that serves no console never makes
@@ -127,6 +146,7 @@ func (d *discovery) fetch(ctx context.Context) (*provider, error) {
 		Issuer                string `json:"issuer"`
 		AuthorizationEndpoint string `json:"authorization_endpoint"`
 		TokenEndpoint         string `json:"token_endpoint"`
+		EndSessionEndpoint    string `json:"end_session_endpoint"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc); err != nil {
 		return nil, fmt.Errorf("console: discovery of %s: %w", issuer, err)
@@ -138,14 +158,39 @@ func (d *discovery) fetch(ctx context.Context) (*provider, error) {
 	if u, err := url.Parse(issuer); err == nil {
 		scheme = u.Scheme
 	}
-	for _, e := range []string{doc.AuthorizationEndpoint, doc.TokenEndpoint} {
+	endpoints := []string{doc.AuthorizationEndpoint, doc.TokenEndpoint}
+	if doc.EndSessionEndpoint != "" {
+		endpoints = append(endpoints, doc.EndSessionEndpoint)
+	}
+	for _, e := range endpoints {
 		u, err := url.Parse(e)
 		if err != nil || u.Scheme != scheme || u.Host == "" {
 			return nil, fmt.Errorf("console: discovery of %s: endpoint %q is not a %s URL", issuer, e, scheme)
 		}
 	}
-	return &provider{Issuer: d.cfg.Issuer, ClientID: d.cfg.ClientID, Scope: d.cfg.Scope,
-		AuthorizationEndpoint: doc.AuthorizationEndpoint, TokenEndpoint: doc.TokenEndpoint}, nil
+	p := &provider{Issuer: d.cfg.Issuer, ClientID: d.cfg.ClientID, Scope: d.cfg.Scope,
+		AuthorizationEndpoint: doc.AuthorizationEndpoint, TokenEndpoint: doc.TokenEndpoint}
+	switch {
+	case doc.EndSessionEndpoint != "":
+		p.EndSessionEndpoint, p.Logout = doc.EndSessionEndpoint, LogoutOIDC
+	case isCognito(issuer):
+		// The hosted UI's domain is the authorization endpoint's host.
+		a, _ := url.Parse(doc.AuthorizationEndpoint)
+		p.EndSessionEndpoint, p.Logout = a.Scheme+"://"+a.Host+"/logout", LogoutCognito
+	}
+	return p, nil
+}
+
+// isCognito tells a Cognito user pool's issuer
+// (https://cognito-idp.<region>.amazonaws.com/<pool id>), whose provider
+// signs out at the hosted UI's /logout rather than an end_session_endpoint.
+func isCognito(issuer string) bool {
+	u, err := url.Parse(issuer)
+	if err != nil || u.Scheme != "https" {
+		return false
+	}
+	h := u.Hostname()
+	return strings.HasPrefix(h, "cognito-idp.") && (strings.HasSuffix(h, ".amazonaws.com") || strings.HasSuffix(h, ".amazonaws.com.cn"))
 }
 
 // csp is the policy with the page allowed to reach the token endpoint.

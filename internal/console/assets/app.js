@@ -8,6 +8,17 @@ const TOKEN_KEY = "berth.token";
 // PKCE_KEY holds, between leaving for the identity provider and coming
 // back, the sign-in's code verifier and state (this tab only).
 const PKCE_KEY = "berth.pkce";
+// OIDC_KEY holds, for a sign-in with the identity provider, what keeps it
+// going (this tab only): {exp, life} of the token in ms, the refresh token
+// if the provider gave one, and whether the token is an ID token (the hint
+// sign-out gives the provider).
+const OIDC_KEY = "berth.oidc";
+// SIGNED_OUT_KEY marks a sign-out at the provider, to say so on the way back.
+const SIGNED_OUT_KEY = "berth.signedout";
+// REFRESH_LEAD_MS is how long before its token expires a provider's
+// sign-in is renewed (or the user asked to sign in again); half the
+// token's life where that is shorter.
+const REFRESH_LEAD_MS = 60000;
 const POLL_MS = 1500;
 
 // session: how this page reaches the API.
@@ -45,8 +56,12 @@ async function api(method, path, body, token = session.token) {
   if (!resp.ok) {
     // A token that stopped working (expired, removed from the config):
     // back to the sign-in page. A probe without a token is not a session.
-    if (resp.status === 401 && token && !session.local && location.hash !== "#/signin") {
-      signOut("Your session has ended: sign in again.");
+    // A provider's sign-in is renewed or re-asked for in place, keeping
+    // the page.
+    // Probes before the page is up (boot's) are not a session yet.
+    if (resp.status === 401 && token && !session.local && location.hash !== "#/signin" && document.body.dataset.ready) {
+      if (oidcState() && token === session.token) sessionEnded();
+      else if (!oidcState()) signOut("Your session has ended: sign in again.");
     }
     throw new APIError(resp.status, data);
   }
@@ -172,12 +187,46 @@ async function detectAdmin() {
 }
 
 function signOut(msg) {
-  sessionStorage.removeItem(TOKEN_KEY);
-  session.token = "";
-  session.admin = false;
+  forgetSession();
   chrome();
   location.hash = "#/signin";
   if (msg) say(msg);
+}
+
+// forgetSession drops this tab's token and what renews it.
+function forgetSession() {
+  sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(OIDC_KEY);
+  clearTimeout(session.renewTimer);
+  showBanner(null);
+  session.token = "";
+  session.admin = false;
+}
+
+// signOutEverywhere signs out of the console and, for a sign-in with the
+// identity provider, of the provider's own session too: the browser goes
+// to its end_session_endpoint (or Cognito's /logout) and comes back to the
+// sign-in page. Otherwise, or where the provider has none, the token is
+// forgotten here only.
+function signOutEverywhere() {
+  const st = oidcState();
+  const tok = session.token;
+  if (!st || !provider || !provider.end_session_endpoint) {
+    signOut("Signed out.");
+    return;
+  }
+  forgetSession();
+  sessionStorage.setItem(SIGNED_OUT_KEY, new URL(provider.end_session_endpoint).host);
+  const u = new URL(provider.end_session_endpoint);
+  if (provider.logout === "cognito") {
+    u.searchParams.set("client_id", provider.client_id);
+    u.searchParams.set("logout_uri", redirectURI());
+  } else {
+    u.searchParams.set("client_id", provider.client_id);
+    u.searchParams.set("post_logout_redirect_uri", redirectURI());
+    if (st.id_token) u.searchParams.set("id_token_hint", tok);
+  }
+  location.assign(u.toString());
 }
 
 function chrome() {
@@ -204,12 +253,13 @@ function redirectURI() {
 }
 
 // startSignIn sends the browser to the provider with a fresh verifier's
-// challenge (S256) and a state, both kept in this tab for the way back.
-async function startSignIn() {
+// challenge (S256) and a state, both kept in this tab for the way back,
+// with the page to come back to (back: a console URL fragment).
+async function startSignIn(back = "") {
   const verifier = b64url(crypto.getRandomValues(new Uint8Array(32)));
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
   const state = b64url(crypto.getRandomValues(new Uint8Array(16)));
-  sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state }));
+  sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state, back: back.startsWith("#/") ? back : "" }));
   const u = new URL(provider.authorization_endpoint);
   for (const [k, v] of Object.entries({ response_type: "code", client_id: provider.client_id, redirect_uri: redirectURI(),
     scope: provider.scope, state, code_challenge: b64url(new Uint8Array(digest)), code_challenge_method: "S256" })) {
@@ -220,27 +270,135 @@ async function startSignIn() {
 
 // finishSignIn is the way back (?code=…&state=… or ?error=…): the code is
 // traded for a token at the token endpoint with the kept verifier, once,
-// and the address loses the code. It returns the token.
+// and the address loses the code (and gets back the page the sign-in
+// left from). It returns the token endpoint's answer.
 async function finishSignIn(params) {
   const kept = JSON.parse(sessionStorage.getItem(PKCE_KEY) || "null");
   sessionStorage.removeItem(PKCE_KEY);
-  history.replaceState(null, "", location.pathname + location.hash);
+  history.replaceState(null, "", location.pathname + ((kept && kept.back) || location.hash));
   if (params.get("error")) throw new Error(`The identity provider refused: ${params.get("error_description") || params.get("error")}`);
   if (!kept || !params.get("state") || params.get("state") !== kept.state) {
     throw new Error("This sign-in answer was not asked for by this tab: sign in again.");
   }
-  const body = new URLSearchParams({ grant_type: "authorization_code", client_id: provider.client_id, code: params.get("code") || "",
+  return tokenRequest({ grant_type: "authorization_code", client_id: provider.client_id, code: params.get("code") || "",
     redirect_uri: redirectURI(), code_verifier: kept.verifier });
-  const resp = await fetch(provider.token_endpoint, { method: "POST", body, cache: "no-store", credentials: "omit",
+}
+
+// tokenRequest POSTs a grant to the token endpoint and returns its answer,
+// which has a token.
+async function tokenRequest(grant) {
+  const resp = await fetch(provider.token_endpoint, { method: "POST", body: new URLSearchParams(grant), cache: "no-store", credentials: "omit",
     headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" } });
   let data = {};
   try { data = await resp.json(); } catch { /* reported below */ }
   if (!resp.ok) throw new Error(`The identity provider did not give a token (${resp.status}${data.error ? ": " + data.error : ""}).`);
   // The ID token's audience is the console's client, which the API's
   // authorizer accepts; an access token where there is none.
+  if (!data.id_token && !data.access_token) throw new Error("The identity provider's answer has no token.");
+  return data;
+}
+
+// ---- keeping a provider's sign-in going ----
+
+function oidcState() {
+  try { return JSON.parse(sessionStorage.getItem(OIDC_KEY) || "null"); } catch { return null; }
+}
+
+// jwtExp is a JWT's exp claim in ms, or 0 where the token is not a JWT.
+function jwtExp(tok) {
+  try {
+    const part = tok.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const exp = JSON.parse(atob(part + "===".slice((part.length + 3) % 4))).exp;
+    return typeof exp === "number" ? exp * 1000 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+// keepSession takes a token endpoint's answer as this tab's session: its
+// token, when it expires (the ID token's exp, or expires_in, whichever is
+// sooner), and its refresh token (a refresh answer without one keeps the
+// one before, as Cognito's does), then plans the renewal.
+function keepSession(data) {
   const tok = data.id_token || data.access_token;
-  if (!tok) throw new Error("The identity provider's answer has no token.");
-  return tok;
+  const now = Date.now();
+  const exps = [jwtExp(tok), data.expires_in > 0 ? now + data.expires_in * 1000 : 0].filter((x) => x > 0);
+  const before = oidcState() || {};
+  const st = { id_token: !!data.id_token, refresh_token: data.refresh_token || before.refresh_token || "" };
+  if (exps.length) {
+    st.exp = Math.min(...exps);
+    st.life = st.exp - now;
+  }
+  session.token = tok;
+  sessionStorage.setItem(TOKEN_KEY, tok);
+  sessionStorage.setItem(OIDC_KEY, JSON.stringify(st));
+  showBanner(null);
+  planRenewal();
+}
+
+// planRenewal sets the one timer that renews the sign-in REFRESH_LEAD_MS
+// (or half its life) before the token expires.
+function planRenewal() {
+  clearTimeout(session.renewTimer);
+  const st = oidcState();
+  if (!st || !st.exp) return;
+  const at = st.exp - Math.min(REFRESH_LEAD_MS, (st.life || 0) / 2);
+  session.renewTimer = setTimeout(renew, Math.max(0, at - Date.now()));
+}
+
+// renew trades the refresh token for a new token, in place; without one,
+// or when the provider refuses it, the page asks the user to sign in again
+// and stays as it is meanwhile.
+async function renew() {
+  const st = oidcState();
+  if (!st) return;
+  if (st.refresh_token && provider) {
+    try {
+      keepSession(await tokenRequest({ grant_type: "refresh_token", client_id: provider.client_id, refresh_token: st.refresh_token }));
+      return;
+    } catch {
+      st.refresh_token = "";
+      sessionStorage.setItem(OIDC_KEY, JSON.stringify(st));
+    }
+  }
+  askToSignInAgain(st.exp && st.exp > Date.now()
+    ? `Your sign-in ends at ${new Date(st.exp).toLocaleTimeString()}.`
+    : "Your sign-in has ended.");
+}
+
+// sessionEnded is a 401 on a provider's sign-in: renewed if it can be,
+// else the user is asked to sign in again, on the same page.
+function sessionEnded() {
+  if (session.renewing) return;
+  session.renewing = true;
+  clearTimeout(session.renewTimer);
+  const st = oidcState();
+  if (st && st.exp > Date.now()) {
+    st.exp = Date.now();
+    sessionStorage.setItem(OIDC_KEY, JSON.stringify(st));
+  }
+  renew().finally(() => { session.renewing = false; });
+}
+
+// askToSignInAgain shows the banner that leads to the provider and back to
+// this very page.
+function askToSignInAgain(why) {
+  showBanner(el("p", {}, why + " ",
+    el("button", { type: "button", class: "primary", id: "reauth", onclick: () => {
+      startSignIn(location.hash).catch((e) => say(problemText(e)));
+    } }, "Sign in again"),
+    " You come back to this page."));
+}
+
+function showBanner(content) {
+  const b = document.getElementById("session-banner");
+  if (!content) {
+    b.hidden = true;
+    b.replaceChildren();
+    return;
+  }
+  b.replaceChildren(content);
+  b.hidden = false;
 }
 
 function signInPage() {
@@ -260,6 +418,8 @@ function signInPage() {
       input.focus();
       return;
     }
+    // A pasted token is not the provider's: nothing renews or replaces it.
+    forgetSession();
     session.token = tok;
     sessionStorage.setItem(TOKEN_KEY, tok);
     session.admin = await detectAdmin();
@@ -423,7 +583,8 @@ function instancePage(id) {
   const spec = el("div");
   const timeline = el("div");
   const logs = logsPanel(path, () => inst);
-  const h1 = page("Container", head, actions, confirmBox, actErr, el("h2", {}, "Spec"), spec, logs.box, el("h2", {}, "Timeline"), timeline);
+  const endpoints = endpointsPanel();
+  const h1 = page("Container", head, actions, confirmBox, actErr, endpoints.box, el("h2", {}, "Spec"), spec, logs.box, el("h2", {}, "Timeline"), timeline);
   let inst = null, lastVersion = -1, gone = false;
 
   const doAction = async (action) => {
@@ -445,6 +606,7 @@ function instancePage(id) {
     document.title = h1.textContent + " · berth";
     head.replaceChildren(el("p", {}, "Status: ", el("span", { id: "inst-status" }, badge(i.status)),
       i.status_reason ? el("span", { class: "muted" }, " — " + i.status_reason) : ""));
+    endpoints.show(i);
     if (i.version === lastVersion) return;
     lastVersion = i.version;
     actions.replaceChildren(...["start", "stop", "delete"].map((a) => {
@@ -467,7 +629,6 @@ function instancePage(id) {
       ["Exit code", i.exit_code], ["Created", fmtTime(i.created_at)], ["Started", fmtTime(i.started_at)],
       ["Finished", fmtTime(i.finished_at)], ["Updated", fmtTime(i.updated_at)], ["Version", i.version]];
     if (i.labels && Object.keys(i.labels).length) rows.push(["Labels", Object.entries(i.labels).map(([k, v]) => k + "=" + v).join(", ")]);
-    if (i.endpoints && i.endpoints.length) rows.push(["Endpoints", i.endpoints.map((e) => JSON.stringify(e)).join(", ")]);
     spec.replaceChildren(el("dl", { class: "spec" }, rows.filter(([, v]) => v !== undefined && v !== null && v !== "")
       .map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
   };
@@ -511,6 +672,60 @@ function instancePage(id) {
   };
   load().catch((e) => { head.replaceChildren(errorBox(e)); });
   every(POLL_MS, load);
+}
+
+// HTTPS_PORTS are the container ports whose endpoint link is https.
+const HTTPS_PORTS = [443, 8443];
+
+// endpointURL is the link to a tcp endpoint (http, or https on the usual
+// TLS ports), or "" where there is none to offer: udp and sctp, or a host
+// the URL does not take as it is. The scheme is always set here, so API
+// data cannot make it any other kind of link.
+function endpointURL(ep) {
+  if (ep.protocol !== "tcp" || !ep.host || !ep.host_port) return "";
+  const host = ep.host.includes(":") && !ep.host.startsWith("[") ? "[" + ep.host + "]" : ep.host;
+  const u = new URL("/", location.origin);
+  u.protocol = HTTPS_PORTS.includes(ep.port) ? "https:" : "http:";
+  u.hostname = host;
+  u.port = String(ep.host_port);
+  // A host the setter refused would leave the console's own in place.
+  return u.hostname.toLowerCase() === host.toLowerCase() ? u.href : "";
+}
+
+// endpointsPanel is the instance page's endpoints (instance.endpoints):
+// each published port, its protocol, the address that reaches it and what
+// that address is (a Docker host's, or a Pod's inside its cluster), with a
+// link where the protocol is tcp. It is drawn again only when they change.
+function endpointsPanel() {
+  const ids = { h: uid("endpoints-h") };
+  const body = el("div", { id: "endpoints" });
+  const box = el("section", { "aria-labelledby": ids.h }, el("h2", { id: ids.h }, "Endpoints"), body);
+  let last = null;
+  const show = (i) => {
+    const eps = i.endpoints || [];
+    const key = JSON.stringify(eps);
+    if (key === last) return;
+    last = key;
+    if (!eps.length) {
+      body.replaceChildren(el("p", { class: "muted" }, i.status === "running"
+        ? "No published ports." : "None while it is not running: published ports are named while it runs."));
+      return;
+    }
+    body.replaceChildren(el("div", { class: "scroll" }, el("table", { class: "cards" },
+      el("thead", {}, el("tr", {}, ["Port", "Protocol", "Address", "Via"].map((c) => el("th", { scope: "col" }, c)))),
+      el("tbody", {}, eps.map((ep) => {
+        const href = endpointURL(ep);
+        const addr = (ep.host.includes(":") ? "[" + ep.host + "]" : ep.host) + ":" + ep.host_port;
+        return el("tr", { "data-port": ep.port + "/" + ep.protocol },
+          el("td", { "data-label": "Port" }, String(ep.port)),
+          el("td", { "data-label": "Protocol" }, ep.protocol),
+          el("td", { "data-label": "Address" }, href
+            ? el("a", { href, target: "_blank", rel: "noopener noreferrer", "aria-label": `Open ${addr} (port ${ep.port}) in a new tab` }, addr)
+            : el("code", {}, addr)),
+          el("td", { "data-label": "Via" }, ep.via === "pod" ? "the Pod's IP (inside its cluster)" : ep.via === "host" ? "the Docker host" : ep.via));
+      })))));
+  };
+  return { box, show };
 }
 
 // LOG_TAIL is how many of the last lines the logs panel shows; while the
@@ -826,7 +1041,7 @@ function route() {
 }
 
 async function boot() {
-  document.getElementById("signout").addEventListener("click", () => signOut("Signed out."));
+  document.getElementById("signout").addEventListener("click", signOutEverywhere);
   try {
     const [f, c] = await Promise.all([fetch("/console/fsm.json"), fetch("/console/config.json", { cache: "no-store" })]);
     fsmTable = await f.json();
@@ -840,18 +1055,24 @@ async function boot() {
   let signInError = "";
   if (provider && (back.has("code") || back.has("error"))) {
     try {
-      const tok = await finishSignIn(back);
-      await probe(tok);
-      session.token = tok;
-      sessionStorage.setItem(TOKEN_KEY, tok);
+      const data = await finishSignIn(back);
+      await probe(data.id_token || data.access_token);
+      keepSession(data);
     } catch (e) {
       signInError = e.status === 401 ? "berth does not accept the token the identity provider gave." : problemText(e);
     }
+  } else if (provider && session.token && oidcState()) {
+    // A reload: the sign-in goes on, renewed first if it is due.
+    const st = oidcState();
+    if (st.exp && st.exp - Math.min(REFRESH_LEAD_MS, (st.life || 0) / 2) <= Date.now()) await renew();
+    else planRenewal();
   }
+  const signedOutAt = sessionStorage.getItem(SIGNED_OUT_KEY);
+  sessionStorage.removeItem(SIGNED_OUT_KEY);
   // With no tokens configured, berth serve answers every request as its
   // local admin: an unauthenticated probe tells.
   if (session.token) {
-    try { await probe(session.token); } catch { session.token = ""; sessionStorage.removeItem(TOKEN_KEY); }
+    try { await probe(session.token); } catch { forgetSession(); }
   }
   if (!session.token) {
     try { await probe(""); session.local = true; } catch { session.local = false; }
@@ -865,6 +1086,7 @@ async function boot() {
   });
   route();
   if (signInError) say(signInError);
+  else if (signedOutAt) say(`Signed out, at ${signedOutAt} too.`);
   document.body.dataset.ready = "true";
 }
 
