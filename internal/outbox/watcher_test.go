@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,4 +146,129 @@ func TestLatencyInProcess(t *testing.T) {
 	}
 	t.Logf("in-process dispatch latency over %d creates: median %s from CreateInstance's return (commit), %s from the item's CreatedAt (before the bolt fsync)",
 		n, testenv.Median(fromCommit), testenv.Median(fromCreatedAt))
+}
+
+// countingMarks counts MarkDispatched calls on the real store underneath.
+type countingMarks struct {
+	store.Store
+	mu  sync.Mutex
+	ids []string
+}
+
+func (c *countingMarks) MarkDispatched(ctx context.Context, id string, at time.Time) error {
+	c.mu.Lock()
+	c.ids = append(c.ids, id)
+	c.mu.Unlock()
+	return c.Store.MarkDispatched(ctx, id, at)
+}
+
+func (c *countingMarks) marked() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.ids...)
+}
+
+// startMarkAfter runs a watcher with MarkAfter over st (counted) and an
+// hour-long sweep.
+func startMarkAfter(t *testing.T, st *countingMarks, markAfter time.Duration, queues map[outbox.QueueName]queue.Queue) store.Store {
+	t.Helper()
+	d := &outbox.Dispatcher{Queues: queues, Store: st}
+	w := outbox.NewWatcher(d, outbox.WatcherOptions{SweepEvery: time.Hour, MarkAfter: markAfter})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return store.Hooked{Store: st, OnCommit: w.Committed}
+}
+
+// waitState waits until the item has the state.
+func waitState(t *testing.T, st store.Store, id string, want container.OutboxState) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for storetest.GetOutbox(t, st, id).State != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("outbox item %s is %s, want %s", id, storetest.GetOutbox(t, st, id).State, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestWatcherMarkAfter: with MarkAfter, an item the worker finished before
+// it was due is never marked dispatched (no write of the watcher's), an
+// item still pending is marked once it is due, and no held item is sent
+// twice by the passes in between.
+func TestWatcherMarkAfter(t *testing.T) {
+	st := &countingMarks{Store: teststores.Bolt(t, nil)}
+	cq, _ := memQueues(t, 100)
+	nst := startMarkAfter(t, st, 300*time.Millisecond, map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq})
+	ctx := context.Background()
+
+	first := storetest.CreateAt(time.Now())
+	if _, err := nst.CreateInstance(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := cq.Receive(ctx, 1, 5*time.Second)
+	if err != nil || len(ds) != 1 || decode(t, ds[0]).OutboxID != first.Outbox.ID {
+		t.Fatalf("Receive: %v, %v", ds, err)
+	}
+	if err := st.MarkDone(ctx, first.Outbox.ID, time.Now()); err != nil { // the worker's work
+		t.Fatal(err)
+	}
+	// A second item: its pass must not send the first again.
+	second := storetest.CreateAt(time.Now())
+	if _, err := nst.CreateInstance(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	ds, err = cq.Receive(ctx, 10, 5*time.Second)
+	if err != nil || len(ds) != 1 || decode(t, ds[0]).OutboxID != second.Outbox.ID {
+		t.Fatalf("Receive after the second create: %d messages, %v", len(ds), err)
+	}
+	waitState(t, st, second.Outbox.ID, container.OutboxDispatched)
+	if got := st.marked(); len(got) != 1 || got[0] != second.Outbox.ID {
+		t.Errorf("MarkDispatched calls for %v, want only the unfinished %s", got, second.Outbox.ID)
+	}
+	if got := storetest.GetOutbox(t, st, first.Outbox.ID).State; got != container.OutboxDone {
+		t.Errorf("finished item is %s, want done", got)
+	}
+	if extra := drain(t, cq); len(extra) != 0 {
+		t.Errorf("%d messages sent again", len(extra))
+	}
+}
+
+// TestWatcherMarkAfterBurst: more items than a page (100) held at once are
+// all sent, each once: those past the first page once the marks are made.
+func TestWatcherMarkAfterBurst(t *testing.T) {
+	st := &countingMarks{Store: teststores.Bolt(t, nil)}
+	cq, _ := memQueues(t, 1000)
+	nst := startMarkAfter(t, st, 200*time.Millisecond, map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq})
+	const n = 150
+	ids := map[string]bool{}
+	for range n {
+		p := storetest.CreateAt(time.Now())
+		if _, err := nst.CreateInstance(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		ids[p.Outbox.ID] = true
+	}
+	got := map[string]bool{}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(got) < n && time.Now().Before(deadline) {
+		ds, err := cq.Receive(context.Background(), 10, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			id := decode(t, d).OutboxID
+			if got[id] || !ids[id] {
+				t.Errorf("item %s sent twice or unknown", id)
+			}
+			got[id] = true
+		}
+	}
+	if len(got) != n {
+		t.Fatalf("%d of %d items sent", len(got), n)
+	}
+	for id := range ids {
+		waitState(t, st, id, container.OutboxDispatched)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -22,6 +23,10 @@ type cluster struct {
 
 	mu sync.Mutex
 	cs k8s.Interface
+
+	// pods, while Watch runs, is its informer's copy of berth's Pods
+	// here, which placement reads instead of listing (podCache).
+	pods atomic.Pointer[podCache]
 }
 
 var _ runtime.Node = (*cluster)(nil)

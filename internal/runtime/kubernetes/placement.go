@@ -30,13 +30,22 @@ func (r *Runtime) newPlacer() *clusterPlacer {
 }
 
 // load counts berth's active Pods (of this scope) in cl and finds inst's;
-// without count, it lists inst's Pod only (runtime.Choose).
+// without count, it looks up inst's Pod only (runtime.Choose). While a
+// Watch of the cluster runs and its informer is usable, it reads the
+// informer's copy (no API call); otherwise it lists the cluster, which
+// also finds out a cluster that does not answer.
 func (r *Runtime) load(ctx context.Context, cl *cluster, instanceID string, count bool) runtime.Load[corev1.Pod] {
 	only := ""
 	if !count {
 		only = instanceID
 	}
-	pods, err := r.listPods(ctx, cl, only)
+	var pods []corev1.Pod
+	var err error
+	if pc := cl.pods.Load(); pc != nil && pc.usable() {
+		pods = pc.pods(only)
+	} else {
+		pods, err = r.listPods(ctx, cl, only)
+	}
 	if err != nil {
 		return runtime.Load[corev1.Pod]{Err: err}
 	}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/berth-io/berth/internal/runtime"
@@ -45,10 +43,8 @@ func (r *Runtime) watchCluster(ctx context.Context, cl *cluster, out chan<- runt
 		}
 		client, err = cl.client(ctx)
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithNamespace(cl.cfg.Namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = r.selector("").String() }))
-	inf := factory.Core().V1().Pods().Informer()
+	pc := newPodCache(client.CoreV1().Pods(cl.cfg.Namespace), r.selector("").String())
+	inf := pc.inf
 	emit := func(evs ...runtime.Event) {
 		for _, ev := range evs {
 			select {
@@ -84,9 +80,12 @@ func (r *Runtime) watchCluster(ctx context.Context, cl *cluster, out chan<- runt
 		r.log.ErrorContext(ctx, "kubernetes watch: adding the handler", "cluster", cl.cfg.Name, "error", err)
 		return
 	}
-	factory.Start(ctx.Done())
-	<-ctx.Done()
-	factory.Shutdown()
+	// While this watch runs, placement reads its copy of the Pods (a
+	// second Watch of the same cluster takes over; the last one to end
+	// leaves placement listing again).
+	cl.pods.Store(pc)
+	defer cl.pods.CompareAndSwap(pc, nil)
+	inf.RunWithContext(ctx)
 }
 
 // podEvents are the lifecycle events between two states of a Pod (old is
