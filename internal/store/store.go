@@ -88,6 +88,7 @@ type Store interface {
 	BindLedgerStore
 	IdempotencyStore
 	WebhookStore
+	DeliveryStore
 	DeploymentStore
 }
 

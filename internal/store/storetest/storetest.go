@@ -144,6 +144,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"WebhookLimits", testWebhookLimits},
 		{"WebhooksRace", testWebhooksRace},
 		{"TransitionWritesDeliveries", testTransitionDeliveries},
+		{"ListDeliveries", testListDeliveries},
+		{"Redeliver", testRedeliver},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
