@@ -217,22 +217,11 @@ func cliContainersEvents(ctx context.Context, app *cliApp, fs *flag.FlagSet, arg
 	if err != nil {
 		return err
 	}
-	page := client.Page[client.Event]{Items: []client.Event{}}
-	seen := map[string]bool{}
-	for {
-		p, err := c.Events(ctx, pos[0], *cursor, *limit)
-		if err != nil {
-			return err
-		}
-		page.Items, page.NextCursor = append(page.Items, p.Items...), p.NextCursor
-		if !*allPages || p.NextCursor == "" || seen[p.NextCursor] {
-			break
-		}
-		seen[p.NextCursor] = true
-		*cursor = p.NextCursor
-	}
-	if *allPages {
-		page.NextCursor = ""
+	page, err := cliPages(*cursor, *allPages, func(cursor string) (client.Page[client.Event], error) {
+		return c.Events(ctx, pos[0], cursor, *limit)
+	})
+	if err != nil {
+		return err
 	}
 	if app.jsonOutput() {
 		return cliWriteJSON(app.stdout, page)
