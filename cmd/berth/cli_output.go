@@ -171,7 +171,7 @@ func cliPrintLastWords(w io.Writer, items []client.Event) error {
 
 func cliPrintTemplates(w io.Writer, items []client.Template) error {
 	return cliPrintTable(w, []string{"NAME", "RUNTIME", "IMAGE", "VERSION", "UPDATED", "DESCRIPTION"}, items, func(t client.Template) []string {
-		return []string{t.Name, t.Runtime, t.Image, strconv.FormatInt(int64(t.Version), 10), t.UpdatedAt, t.Description}
+		return []string{t.Name, t.Runtime, t.Image, strconv.FormatInt(t.Version, 10), t.UpdatedAt, t.Description}
 	})
 }
 

@@ -50,8 +50,8 @@ func cliContainersWatch(ctx context.Context, app *cliApp, fs *flag.FlagSet, args
 		}
 		return cliPrintChange(app.stdout, e)
 	})
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		return nil // Ctrl-C: the user stopped watching
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		err = nil // Ctrl-C: the user stopped watching
 	}
 	return err
 }

@@ -48,7 +48,7 @@ func (s Hooked) Transition(ctx context.Context, p TransitionParams) (container.I
 func (s Hooked) DeleteInstance(ctx context.Context, p DeleteParams) error {
 	err := s.Store.DeleteInstance(ctx, p)
 	if err == nil {
-		s.OnCommit(Commit{InstanceID: p.ID})
+		s.OnCommit(Commit{InstanceID: p.ID, Outbox: len(p.Deliveries) > 0})
 	}
 	return err
 }

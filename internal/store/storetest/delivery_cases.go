@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/store"
 )
 
@@ -198,5 +199,69 @@ func testRedeliver(t *testing.T, s store.Store, c *Clock) {
 	}
 	if _, err := s.RedeliverOutbox(ctx, "nope", c.Now()); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RedeliverOutbox(unknown) = %v; want ErrNotFound", err)
+	}
+}
+
+// testDeleteDeliveries: a removal's deliveries are written with it, each
+// carrying the removal's event number and the instance as it was last
+// stored; a removal that does not commit writes none, and one whose
+// delivery id is taken is refused whole.
+func testDeleteDeliveries(t *testing.T, s store.Store, c *Clock) {
+	ctx := context.Background()
+	inst := mustCreate(t, s, NewCreate(c, "alice"))
+	inst = move(t, s, c, inst, fsm.DeletePending)
+	inst = move(t, s, c, inst, fsm.Deleting)
+	removal := func(ids ...string) []container.OutboxItem {
+		out := make([]container.OutboxItem, len(ids))
+		for i, id := range ids {
+			out[i] = container.OutboxItem{ID: id, Op: container.OpDeliver,
+				Delivery: &container.Delivery{WebhookID: "wh-a", From: fsm.Deleting}}
+		}
+		return out
+	}
+	event := container.Event{Type: container.EventDeleted, From: fsm.Deleting, At: c.Now()}
+	stale := newID()
+	if err := s.DeleteInstance(ctx, store.DeleteParams{ID: inst.ID, ExpectVersion: inst.Version + 3, Event: event,
+		Deliveries: removal(stale)}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale DeleteInstance = %v; want ErrConflict", err)
+	}
+	if _, err := s.GetOutbox(ctx, stale); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the stale removal's delivery was written: %v", err)
+	}
+	// A taken id refuses the whole removal.
+	_, taken := writeDeliveries(t, s, inst, "wh-b")
+	inst = mustGet(t, s, inst.ID)
+	if err := s.DeleteInstance(ctx, store.DeleteParams{ID: inst.ID, ExpectVersion: inst.Version, Event: event,
+		Deliveries: removal(taken[0])}); !errors.Is(err, store.ErrAlreadyExists) {
+		t.Fatalf("DeleteInstance reusing a delivery id = %v; want ErrAlreadyExists", err)
+	}
+	mustGet(t, s, inst.ID)
+	ids := []string{newID(), newID()}
+	if err := s.DeleteInstance(ctx, store.DeleteParams{ID: inst.ID, ExpectVersion: inst.Version, Event: event,
+		Deliveries: removal(ids...)}); err != nil {
+		t.Fatalf("DeleteInstance with deliveries: %v", err)
+	}
+	evs := allEvents(t, s, inst.ID, 10)
+	last := evs[len(evs)-1]
+	if last.Type != container.EventDeleted {
+		t.Fatalf("last event %+v; want the deletion", last)
+	}
+	for _, id := range ids {
+		ob, err := s.GetOutbox(ctx, id)
+		if err != nil {
+			t.Fatalf("removal delivery %s: %v", id, err)
+		}
+		d := ob.Delivery
+		switch {
+		case ob.Op != container.OpDeliver || ob.State != container.OutboxPending || ob.InstanceID != inst.ID || ob.InstanceVersion != inst.Version:
+			t.Errorf("removal delivery item = %+v; want a pending deliver item for %s@%d", ob, inst.ID, inst.Version)
+		case d == nil || d.From != fsm.Deleting || d.To != "" || d.Seq != last.Seq:
+			t.Errorf("removal delivery = %+v; want deleting → removed at seq %d", d, last.Seq)
+		case d.Instance == nil || d.Instance.Status != fsm.Deleting || d.Instance.Owner != "alice" || d.Instance.ID != inst.ID:
+			t.Errorf("removal delivery instance = %+v; want it as last stored", d.Instance)
+		}
+	}
+	if got, _ := listAllDeliveries(t, s, "wh-a", 10); !slices.Equal(got, []string{ids[1], ids[0]}) {
+		t.Errorf("ListDeliveries(wh-a) = %v; want the removal's %v", got, ids)
 	}
 }

@@ -146,6 +146,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"TransitionWritesDeliveries", testTransitionDeliveries},
 		{"ListDeliveries", testListDeliveries},
 		{"Redeliver", testRedeliver},
+		{"DeleteWritesDeliveries", testDeleteDeliveries},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
