@@ -206,35 +206,8 @@ func cliLifecycle(op string) func(ctx context.Context, app *cliApp, fs *flag.Fla
 	}
 }
 
-func cliContainersEvents(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
-	limit := fs.Int("limit", 0, "page size `N`, 1-100 (default: the server's, 50)")
-	cursor := fs.String("cursor", "", "continue from this `cursor` (a previous page's next_cursor)")
-	allPages := fs.Bool("all-pages", false, "follow the cursors to the last page")
-	pos, err := app.parse(fs, args, "ID")
-	if err != nil {
-		return err
-	}
-	c, err := app.client()
-	if err != nil {
-		return err
-	}
-	page, err := cliPages(*cursor, *allPages, func(cursor string) (client.Page[client.Event], error) {
-		return c.Events(ctx, pos[0], cursor, *limit)
-	})
-	if err != nil {
-		return err
-	}
-	if app.jsonOutput() {
-		return cliWriteJSON(app.stdout, page)
-	}
-	if err := cliPrintEvents(app.stdout, page.Items); err != nil {
-		return err
-	}
-	if page.NextCursor != "" {
-		fmt.Fprintf(app.stderr, "More events: run again with --cursor %s (or with --all-pages).\n", page.NextCursor)
-	}
-	return nil
-}
+// cliContainersEvents is "containers events ID": a container's history.
+var cliContainersEvents = cliPagedListing("events", (*client.Client).Events, cliPrintEvents)
 
 func cliContainersWait(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
 	status := fs.String("status", "running", "the `status` to wait for")

@@ -80,30 +80,6 @@ func cliPrintTable[T any](w io.Writer, header []string, items []T, row func(T) [
 	return tw.Flush()
 }
 
-// cliPages fetches a listing from cursor: one page, or every page to the
-// last when all is set (then NextCursor is empty). A cursor handed out
-// twice ends the walk rather than looping.
-func cliPages[T any](cursor string, all bool, fetch func(cursor string) (client.Page[T], error)) (client.Page[T], error) {
-	page := client.Page[T]{Items: []T{}}
-	seen := map[string]bool{}
-	for {
-		p, err := fetch(cursor)
-		if err != nil {
-			return page, err
-		}
-		page.Items, page.NextCursor = append(page.Items, p.Items...), p.NextCursor
-		if !all || p.NextCursor == "" || seen[p.NextCursor] {
-			break
-		}
-		seen[p.NextCursor] = true
-		cursor = p.NextCursor
-	}
-	if all {
-		page.NextCursor = ""
-	}
-	return page, nil
-}
-
 func cliPrintInstances(w io.Writer, items []client.Instance, now time.Time) error {
 	return cliPrintTable(w, []string{"ID", "NAME", "STATUS", "TEMPLATE", "NODE", "AGE"}, items, func(in client.Instance) []string {
 		return []string{in.ID, in.Name, string(in.Status), in.Template, in.RuntimeNodeName, cliAge(now.Sub(in.CreatedAt))}

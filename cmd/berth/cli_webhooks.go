@@ -130,35 +130,9 @@ func cliPrintWebhooks(w io.Writer, ws []client.Webhook) error {
 	})
 }
 
-func cliWebhooksDeliveries(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
-	limit := fs.Int("limit", 0, "page size `N`, 1-100 (default: the server's, 50)")
-	cursor := fs.String("cursor", "", "continue from this `cursor` (a previous page's next_cursor)")
-	allPages := fs.Bool("all-pages", false, "follow the cursors to the last page")
-	pos, err := app.parse(fs, args, "ID")
-	if err != nil {
-		return err
-	}
-	c, err := app.client()
-	if err != nil {
-		return err
-	}
-	page, err := cliPages(*cursor, *allPages, func(cursor string) (client.Page[client.Delivery], error) {
-		return c.Deliveries(ctx, pos[0], cursor, *limit)
-	})
-	if err != nil {
-		return err
-	}
-	if app.jsonOutput() {
-		return cliWriteJSON(app.stdout, page)
-	}
-	if err := cliPrintDeliveries(app.stdout, page.Items); err != nil {
-		return err
-	}
-	if page.NextCursor != "" {
-		fmt.Fprintf(app.stderr, "More deliveries: run again with --cursor %s (or with --all-pages).\n", page.NextCursor)
-	}
-	return nil
-}
+// cliWebhooksDeliveries is "webhooks deliveries ID": a subscription's
+// deliveries, newest first.
+var cliWebhooksDeliveries = cliPagedListing("deliveries", (*client.Client).Deliveries, cliPrintDeliveries)
 
 func cliWebhooksRedeliver(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
 	pos, err := app.parse(fs, args, "ID", "DELIVERY_ID")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 )
 
@@ -87,13 +86,7 @@ func deliveriesPath(webhookID string) string {
 // cursor is the previous page's NextCursor ("" for the first), limit 0
 // the server's default.
 func (c *Client) Deliveries(ctx context.Context, webhookID, cursor string, limit int) (Page[Delivery], error) {
-	q := url.Values{}
-	if cursor != "" {
-		q.Set("cursor", cursor)
-	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
+	q := pageQuery(url.Values{}, cursor, limit)
 	var p Page[Delivery]
 	_, err := c.do(ctx, request{method: http.MethodGet, path: deliveriesPath(webhookID), query: q, retry: true}, &p)
 	return p, err
