@@ -39,6 +39,7 @@ by the cursor of the next page, and -o json shows the API's {items, next_cursor}
 		{group: "containers", name: "events", synopsis: "ID [--limit N] [--cursor C] [--all-pages]",
 			summary: "show a container's history, oldest first", run: cliContainersEvents},
 		cliLogsCommand(),
+		cliWatchCommand(),
 		{group: "containers", name: "wait", synopsis: "ID [--status running] [--timeout 60s]",
 			summary: "wait until a container has a status",
 			details: `Exits 1 with "timeout" when the timeout passes first, and with the current status when the
@@ -205,46 +206,8 @@ func cliLifecycle(op string) func(ctx context.Context, app *cliApp, fs *flag.Fla
 	}
 }
 
-func cliContainersEvents(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
-	limit := fs.Int("limit", 0, "page size `N`, 1-100 (default: the server's, 50)")
-	cursor := fs.String("cursor", "", "continue from this `cursor` (a previous page's next_cursor)")
-	allPages := fs.Bool("all-pages", false, "follow the cursors to the last page")
-	pos, err := app.parse(fs, args, "ID")
-	if err != nil {
-		return err
-	}
-	c, err := app.client()
-	if err != nil {
-		return err
-	}
-	page := client.Page[client.Event]{Items: []client.Event{}}
-	seen := map[string]bool{}
-	for {
-		p, err := c.Events(ctx, pos[0], *cursor, *limit)
-		if err != nil {
-			return err
-		}
-		page.Items, page.NextCursor = append(page.Items, p.Items...), p.NextCursor
-		if !*allPages || p.NextCursor == "" || seen[p.NextCursor] {
-			break
-		}
-		seen[p.NextCursor] = true
-		*cursor = p.NextCursor
-	}
-	if *allPages {
-		page.NextCursor = ""
-	}
-	if app.jsonOutput() {
-		return cliWriteJSON(app.stdout, page)
-	}
-	if err := cliPrintEvents(app.stdout, page.Items); err != nil {
-		return err
-	}
-	if page.NextCursor != "" {
-		fmt.Fprintf(app.stderr, "More events: run again with --cursor %s (or with --all-pages).\n", page.NextCursor)
-	}
-	return nil
-}
+// cliContainersEvents is "containers events ID": a container's history.
+var cliContainersEvents = cliPagedListing("events", (*client.Client).Events, cliPrintEvents)
 
 func cliContainersWait(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
 	status := fs.String("status", "running", "the `status` to wait for")

@@ -64,14 +64,26 @@ func cliCell(s string) string {
 	return cliClean(s)
 }
 
-func cliPrintInstances(w io.Writer, items []client.Instance, now time.Time) error {
+// cliPrintTable writes a table: the header, then one row per item as row
+// makes it, every cell through cliCell. The one table writer of the CLI's
+// listings.
+func cliPrintTable[T any](w io.Writer, header []string, items []T, row func(T) []string) error {
 	tw := cliTable(w)
-	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tTEMPLATE\tNODE\tAGE")
-	for _, in := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cliCell(in.ID), cliCell(in.Name), cliCell(string(in.Status)),
-			cliCell(in.Template), cliCell(in.RuntimeNodeName), cliAge(now.Sub(in.CreatedAt)))
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, it := range items {
+		cells := row(it)
+		for i, c := range cells {
+			cells[i] = cliCell(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
+}
+
+func cliPrintInstances(w io.Writer, items []client.Instance, now time.Time) error {
+	return cliPrintTable(w, []string{"ID", "NAME", "STATUS", "TEMPLATE", "NODE", "AGE"}, items, func(in client.Instance) []string {
+		return []string{in.ID, in.Name, string(in.Status), in.Template, in.RuntimeNodeName, cliAge(now.Sub(in.CreatedAt))}
+	})
 }
 
 func cliPrintEvents(w io.Writer, items []client.Event) error {
@@ -134,13 +146,9 @@ func cliPrintLastWords(w io.Writer, items []client.Event) error {
 }
 
 func cliPrintTemplates(w io.Writer, items []client.Template) error {
-	tw := cliTable(w)
-	fmt.Fprintln(tw, "NAME\tRUNTIME\tIMAGE\tVERSION\tUPDATED\tDESCRIPTION")
-	for _, t := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", cliCell(t.Name), cliCell(t.Runtime), cliCell(t.Image), t.Version,
-			cliCell(t.UpdatedAt), cliCell(t.Description))
-	}
-	return tw.Flush()
+	return cliPrintTable(w, []string{"NAME", "RUNTIME", "IMAGE", "VERSION", "UPDATED", "DESCRIPTION"}, items, func(t client.Template) []string {
+		return []string{t.Name, t.Runtime, t.Image, strconv.FormatInt(t.Version, 10), t.UpdatedAt, t.Description}
+	})
 }
 
 // cliAge writes a duration the way `kubectl get` does: 45s, 12m, 5h, 3d.

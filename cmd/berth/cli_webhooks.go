@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/berth-io/berth/internal/client"
 )
@@ -22,6 +24,17 @@ webhooks.allowed_networks lists them.`,
 		{group: "webhooks", name: "list", synopsis: "", summary: "list your webhook subscriptions", run: cliWebhooksList},
 		{group: "webhooks", name: "get", synopsis: "ID", summary: "show a webhook subscription", run: cliWebhooksGet},
 		{group: "webhooks", name: "delete", synopsis: "ID", summary: "end a webhook subscription", run: cliWebhooksDelete},
+		{group: "webhooks", name: "deliveries", synopsis: "ID [--limit N] [--cursor C] [--all-pages]",
+			summary: "list a subscription's deliveries, newest first, with how each went",
+			details: `STATUS is pending (not yet taken by the receiver; retried with backoff), delivered, or
+failed (given up; send it again with "berth webhooks redeliver"). Deliveries are kept while
+pending and for 24 h after they finished.`,
+			run: cliWebhooksDeliveries},
+		{group: "webhooks", name: "redeliver", synopsis: "ID DELIVERY_ID",
+			summary: "send one delivery again, under the same webhook-id",
+			details: `A delivered or failed delivery is queued again; one still pending is left as it is,
+so running this twice sends once.`,
+			run: cliWebhooksRedeliver},
 	}
 }
 
@@ -108,15 +121,43 @@ func cliWebhooksDelete(ctx context.Context, app *cliApp, fs *flag.FlagSet, args 
 }
 
 func cliPrintWebhooks(w io.Writer, ws []client.Webhook) error {
-	tw := cliTable(w)
-	fmt.Fprintln(tw, "ID\tOWNER\tURL\tTEMPLATE\tGROUP\tSTATUSES")
-	for _, h := range ws {
+	return cliPrintTable(w, []string{"ID", "OWNER", "URL", "TEMPLATE", "GROUP", "STATUSES"}, ws, func(h client.Webhook) []string {
 		owner := h.Owner
 		if h.AllOwners {
 			owner += " (all owners)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cliCell(h.ID), cliCell(owner), cliCell(h.URL), cliCell(h.Template),
-			cliCell(h.Group), cliCell(strings.Join(h.Statuses, ",")))
+		return []string{h.ID, owner, h.URL, h.Template, h.Group, strings.Join(h.Statuses, ",")}
+	})
+}
+
+// cliWebhooksDeliveries is "webhooks deliveries ID": a subscription's
+// deliveries, newest first.
+var cliWebhooksDeliveries = cliPagedListing("deliveries", (*client.Client).Deliveries, cliPrintDeliveries)
+
+func cliWebhooksRedeliver(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	pos, err := app.parse(fs, args, "ID", "DELIVERY_ID")
+	if err != nil {
+		return err
 	}
-	return tw.Flush()
+	c, err := app.client()
+	if err != nil {
+		return err
+	}
+	d, err := c.Redeliver(ctx, pos[0], pos[1])
+	if err != nil {
+		return err
+	}
+	if app.jsonOutput() {
+		return cliWriteJSON(app.stdout, d)
+	}
+	fmt.Fprintf(app.stdout, "delivery %s queued again (%s)\n", cliClean(d.ID), cliClean(d.Status))
+	return nil
+}
+
+func cliPrintDeliveries(w io.Writer, ds []client.Delivery) error {
+	return cliPrintTable(w, []string{"ID", "INSTANCE", "SEQ", "CHANGE", "STATUS", "ATTEMPTS", "CREATED", "LAST ERROR"}, ds,
+		func(d client.Delivery) []string {
+			return []string{d.ID, d.InstanceID, strconv.FormatInt(d.Seq, 10), d.From + " -> " + d.To, d.Status,
+				strconv.Itoa(d.Attempts), d.CreatedAt.UTC().Format(time.RFC3339), d.LastError}
+		})
 }

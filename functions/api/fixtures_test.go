@@ -241,9 +241,11 @@ var scenario = []step{
 	{fixture: "retire-bind-ledger", want: 404}, // no such entry
 	{fixture: "create-webhook", want: 201},
 	{fixture: "list-webhooks", want: 200},
-	{fixture: "get-webhook", want: 404},    // the fixture's id is no subscription
-	{fixture: "delete-webhook", want: 404}, // nor here
-	{fixture: "create", want: 422},         // no such template yet
+	{fixture: "get-webhook", want: 404},             // the fixture's id is no subscription
+	{fixture: "delete-webhook", want: 404},          // nor here
+	{fixture: "list-webhook-deliveries", want: 404}, // nor here
+	{fixture: "redeliver-webhook", want: 404},       // nor here
+	{fixture: "create", want: 422},                  // no such template yet
 	{fixture: "put-template", want: 201},
 	{fixture: "put-template", want: 200},
 	{fixture: "put-template-not-admin", want: 403}, // without the admin group

@@ -71,9 +71,11 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 		timeout:     APITimeout,
 		env:         merge(map[string]*string{envAdminClaim: jsii.String(p.AdminClaim), envAdminGroup: jsii.String(p.AdminGroup)}, configEnv(p)),
 		// Tables only: the API never sends to a queue (the outbox stream does). Scan: an
-		// admin's listing of every owner's containers, the templates.
+		// admin's listing of every owner's containers, the templates. Of the outbox's
+		// indexes it queries by_webhook only (a subscription's deliveries).
 		statements: append([]awsiam.PolicyStatement{
 			allow(append(append([]string{}, workerActions...), "dynamodb:Scan"), tables.Arns(apiTables, dynamostore.TableInstances)...),
+			allow([]string{"dynamodb:Query"}, tables.IndexArn(dynamostore.TableOutbox, dynamostore.IndexByWebhook)),
 		}, configStatements(p)...),
 	})
 	if err != nil {

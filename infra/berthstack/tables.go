@@ -102,3 +102,8 @@ func (t *Tables) Arns(names []string, withIndexes ...string) []*string {
 	}
 	return out
 }
+
+// IndexArn returns the ARN of one index of the named table.
+func (t *Tables) IndexArn(table, index string) *string {
+	return jsii.String(*t.byName[table].AttrArn() + "/index/" + index)
+}

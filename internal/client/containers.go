@@ -67,6 +67,18 @@ func (o ListOptions) query() url.Values {
 	return q
 }
 
+// pageQuery adds a listing's page to q: the cursor ("" for the first
+// page) and the limit (0 for the server's default).
+func pageQuery(q url.Values, cursor string, limit int) url.Values {
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	return q
+}
+
 func containerPath(id string) string { return "/api/containers/" + url.PathEscape(id) }
 
 // CreateContainer asks for a container (202, status pending). The
@@ -160,13 +172,7 @@ func (c *Client) DeleteContainer(ctx context.Context, id, ifMatch string) (Insta
 // Events returns one page of a container's history, oldest first (limit 0:
 // the server's default).
 func (c *Client) Events(ctx context.Context, id, cursor string, limit int) (Page[Event], error) {
-	q := url.Values{}
-	if cursor != "" {
-		q.Set("cursor", cursor)
-	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
+	q := pageQuery(url.Values{}, cursor, limit)
 	var p Page[Event]
 	_, err := c.do(ctx, request{method: http.MethodGet, path: containerPath(id) + "/events", query: q, retry: true}, &p)
 	return p, err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 )
 
 func groupPath(name string) string { return "/api/groups/" + url.PathEscape(name) }
@@ -21,13 +20,7 @@ func ownerQuery(owner string) url.Values {
 // ListGroups returns one page of the caller's groups (an admin may name
 // another owner), in name order, with their members counted by status.
 func (c *Client) ListGroups(ctx context.Context, owner, cursor string, limit int) (Page[GroupSummary], error) {
-	q := ownerQuery(owner)
-	if cursor != "" {
-		q.Set("cursor", cursor)
-	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
+	q := pageQuery(ownerQuery(owner), cursor, limit)
 	var p Page[GroupSummary]
 	_, err := c.do(ctx, request{method: http.MethodGet, path: "/api/groups", query: q, retry: true}, &p)
 	return p, err

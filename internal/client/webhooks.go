@@ -60,3 +60,43 @@ func (c *Client) DeleteWebhook(ctx context.Context, id string) error {
 	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/api/webhooks/" + url.PathEscape(id), retry: true}, nil)
 	return err
 }
+
+// Delivery is one webhook delivery as the API shows it: the change it
+// reports and how its sending went (Status pending, delivered or failed).
+type Delivery struct {
+	// ID is the webhook-id header of every attempt, redeliveries included.
+	ID         string    `json:"id"`
+	WebhookID  string    `json:"webhook_id"`
+	InstanceID string    `json:"instance_id"`
+	Seq        int64     `json:"seq"`
+	From       string    `json:"from"`
+	To         string    `json:"to"`
+	Status     string    `json:"status"`
+	Attempts   int       `json:"attempts"`
+	LastError  string    `json:"last_error,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+func deliveriesPath(webhookID string) string {
+	return "/api/webhooks/" + url.PathEscape(webhookID) + "/deliveries"
+}
+
+// Deliveries returns a page of a subscription's deliveries, newest first;
+// cursor is the previous page's NextCursor ("" for the first), limit 0
+// the server's default.
+func (c *Client) Deliveries(ctx context.Context, webhookID, cursor string, limit int) (Page[Delivery], error) {
+	q := pageQuery(url.Values{}, cursor, limit)
+	var p Page[Delivery]
+	_, err := c.do(ctx, request{method: http.MethodGet, path: deliveriesPath(webhookID), query: q, retry: true}, &p)
+	return p, err
+}
+
+// Redeliver sends one delivery again under its webhook-id. Retried: a
+// repeat of a redelivery not yet sent asks for nothing more.
+func (c *Client) Redeliver(ctx context.Context, webhookID, deliveryID string) (Delivery, error) {
+	var d Delivery
+	_, err := c.do(ctx, request{method: http.MethodPost,
+		path: deliveriesPath(webhookID) + "/" + url.PathEscape(deliveryID) + "/redeliver", retry: true}, &d)
+	return d, err
+}

@@ -26,7 +26,7 @@ func Entry(item container.OutboxItem) (types.PutEventsRequestEntry, error) {
 		return types.PutEventsRequestEntry{}, fmt.Errorf("event of outbox item %s: %w", item.ID, err)
 	}
 	e := types.PutEventsRequestEntry{
-		Source: aws.String(Source), DetailType: aws.String(DetailTypeStatusChange), Detail: aws.String(string(detail)),
+		Source: aws.String(Source), DetailType: aws.String(DetailType(*d)), Detail: aws.String(string(detail)),
 	}
 	if !item.CreatedAt.IsZero() {
 		e.Time = aws.Time(item.CreatedAt.UTC())

@@ -2,8 +2,9 @@
 // event bus, so that a deployer routes them with rules to anything AWS has.
 //
 // Every status change is an event with source Source ("berth") and
-// detail-type DetailTypeStatusChange ("Container Status Change"); its
-// detail is a Detail. The manager writes one container.OpDeliver outbox
+// detail-type DetailTypeStatusChange ("Container Status Change"), and an
+// instance's final removal one with DetailTypeDeleted ("Container
+// Deleted"); its detail is a Detail. The manager writes one container.OpDeliver outbox
 // item per change, addressed to container.EventBusTarget, in the change's
 // own transaction; the worker hands it to a Deliverer, which puts it on the
 // bus. The outbox makes the delivery at-least-once: a failed put is

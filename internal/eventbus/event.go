@@ -8,8 +8,20 @@ import (
 // Source is the source of every event berth puts on a bus.
 const Source = "berth"
 
-// DetailTypeStatusChange is the detail-type of a status change's event.
-const DetailTypeStatusChange = "Container Status Change"
+// Detail-types: a status change's event, and an instance's removal
+// (after deleting; its status is then empty).
+const (
+	DetailTypeStatusChange = "Container Status Change"
+	DetailTypeDeleted      = "Container Deleted"
+)
+
+// DetailType is the detail-type of a delivery's event.
+func DetailType(d container.Delivery) string {
+	if d.To == "" {
+		return DetailTypeDeleted
+	}
+	return DetailTypeStatusChange
+}
 
 // Detail is the detail of a status change's event, as JSON.
 type Detail struct {

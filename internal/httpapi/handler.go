@@ -141,6 +141,8 @@ func New(o Options) http.Handler {
 	h.route("/api/bind-ledger/{id}", map[string]apiFunc{"DELETE": h.retireBindEntry})
 	h.route("/api/webhooks", map[string]apiFunc{"GET": h.listWebhooks, "POST": h.createWebhook})
 	h.route("/api/webhooks/{id}", map[string]apiFunc{"GET": h.getWebhook, "DELETE": h.deleteWebhook})
+	h.route("/api/webhooks/{id}/deliveries", map[string]apiFunc{"GET": h.listDeliveries})
+	h.route("/api/webhooks/{id}/deliveries/{delivery_id}/redeliver", map[string]apiFunc{"POST": h.redeliver})
 	h.public(OpenAPIPath, map[string]http.HandlerFunc{"GET": h.openAPI})
 	h.probe("/livez", h.livez)
 	if h.health != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/store"
 )
 
@@ -72,34 +73,59 @@ func (n notifying) Transition(ctx context.Context, p store.TransitionParams) (co
 	if err != nil {
 		return container.Instance{}, err
 	}
-	if len(subs) == 0 && !n.m.eventBus {
-		return n.Store.Transition(ctx, p)
+	p.Deliveries, err = n.deliveries(ctx, subs, p.Deliveries, p.ID, p.From, p.To)
+	if err != nil {
+		return container.Instance{}, err
 	}
-	p.Deliveries = append([]container.OutboxItem(nil), p.Deliveries...)
+	return n.Store.Transition(ctx, p)
+}
+
+// DeleteInstance adds the removal's deliveries (from the instance's last
+// status to none: webhook.EventDeleted) and writes through. A status
+// filter of a subscription names statuses, so only subscriptions without
+// one match a removal.
+func (n notifying) DeleteInstance(ctx context.Context, p store.DeleteParams) error {
+	subs, err := n.m.subscriptions(ctx, n.Store)
+	if err != nil {
+		return err
+	}
+	p.Deliveries, err = n.deliveries(ctx, subs, p.Deliveries, p.ID, p.Event.From, "")
+	if err != nil {
+		return err
+	}
+	return n.Store.DeleteInstance(ctx, p)
+}
+
+// deliveries returns more with a delivery of the change of instance id
+// from → to for the event bus (when the manager has one) and for each of
+// subs that matches it.
+func (n notifying) deliveries(ctx context.Context, subs []container.Webhook, more []container.OutboxItem, id string,
+	from, to fsm.Status) ([]container.OutboxItem, error) {
+	if len(subs) == 0 && !n.m.eventBus {
+		return more, nil
+	}
+	out := append([]container.OutboxItem(nil), more...)
+	add := func(webhookID string) {
+		out = append(out, container.OutboxItem{ID: container.NewID(), InstanceID: id, Op: container.OpDeliver,
+			Delivery: &container.Delivery{WebhookID: webhookID, From: from, To: to}})
+	}
 	if n.m.eventBus {
-		p.Deliveries = append(p.Deliveries, container.OutboxItem{
-			ID: container.NewID(), InstanceID: p.ID, Op: container.OpDeliver,
-			Delivery: &container.Delivery{WebhookID: container.EventBusTarget, From: p.From, To: p.To},
-		})
+		add(container.EventBusTarget)
 	}
 	if len(subs) == 0 {
-		return n.Store.Transition(ctx, p)
+		return out, nil
 	}
 	// Owner, template and group never change: the instance as read now
 	// says which subscriptions match; the store's own condition still
 	// guards the write.
-	inst, err := n.Store.GetInstance(ctx, p.ID)
+	inst, err := n.Store.GetInstance(ctx, id)
 	if err != nil {
-		return container.Instance{}, err
+		return nil, err
 	}
 	for _, w := range subs {
-		if !w.Matches(inst, p.To) {
-			continue
+		if w.Matches(inst, to) {
+			add(w.ID)
 		}
-		p.Deliveries = append(p.Deliveries, container.OutboxItem{
-			ID: container.NewID(), InstanceID: p.ID, Op: container.OpDeliver,
-			Delivery: &container.Delivery{WebhookID: w.ID, From: p.From, To: p.To},
-		})
 	}
-	return n.Store.Transition(ctx, p)
+	return out, nil
 }

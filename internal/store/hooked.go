@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/berth-io/berth/internal/container"
 )
@@ -47,7 +48,18 @@ func (s Hooked) Transition(ctx context.Context, p TransitionParams) (container.I
 func (s Hooked) DeleteInstance(ctx context.Context, p DeleteParams) error {
 	err := s.Store.DeleteInstance(ctx, p)
 	if err == nil {
-		s.OnCommit(Commit{InstanceID: p.ID})
+		s.OnCommit(Commit{InstanceID: p.ID, Outbox: len(p.Deliveries) > 0})
 	}
 	return err
+}
+
+// RedeliverOutbox writes through and reports a redelivery that made the
+// item pending again, as an outbox commit, so that the local server's
+// watcher sends it at once.
+func (s Hooked) RedeliverOutbox(ctx context.Context, id string, at time.Time) (container.OutboxItem, error) {
+	ob, err := s.Store.RedeliverOutbox(ctx, id, at)
+	if err == nil && ob.State == container.OutboxPending {
+		s.OnCommit(Commit{InstanceID: ob.InstanceID, Outbox: true})
+	}
+	return ob, err
 }

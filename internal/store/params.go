@@ -111,3 +111,11 @@ func FillEvent(ev container.Event, instanceID string, seq int64, now time.Time) 
 	}
 	return ev
 }
+
+// PrepareRemoval is PrepareOutbox for a delivery of an instance's removal
+// (DeleteParams.Deliveries): the instance as it was last stored, with
+// lastSeq, the number of the removal's event, as its change's number.
+func PrepareRemoval(ob container.OutboxItem, inst container.Instance, lastSeq int64, now time.Time) (container.OutboxItem, error) {
+	inst.EventSeq = lastSeq
+	return PrepareOutbox(ob, inst, now)
+}

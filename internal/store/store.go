@@ -88,6 +88,7 @@ type Store interface {
 	BindLedgerStore
 	IdempotencyStore
 	WebhookStore
+	DeliveryStore
 	DeploymentStore
 }
 
@@ -170,6 +171,9 @@ type DeleteParams struct {
 	Event container.Event
 	// CompleteOutboxID, if set, marks that outbox item done in the same transaction.
 	CompleteOutboxID string
+	// Deliveries are webhook deliveries (OpDeliver items) of the removal,
+	// written in the same transaction; PrepareRemoval fills in each one.
+	Deliveries []container.OutboxItem
 }
 
 // ListQuery filters an owner's instances. Empty fields do not filter.

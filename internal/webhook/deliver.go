@@ -14,8 +14,20 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 )
 
-// EventStatusChanged is the type of every delivery's payload.
-const EventStatusChanged = "container.status_changed"
+// Payload types: a status change, and the removal of an instance (after
+// deleting: its status is then empty and its instance as last stored).
+const (
+	EventStatusChanged = "container.status_changed"
+	EventDeleted       = "container.deleted"
+)
+
+// EventType is the payload type of a delivery.
+func EventType(d container.Delivery) string {
+	if d.To == "" {
+		return EventDeleted
+	}
+	return EventStatusChanged
+}
 
 // Payload is a delivery's JSON body, in the Standard Webhooks shape (type,
 // timestamp, data).
@@ -67,7 +79,7 @@ func Body(item container.OutboxItem, at time.Time) ([]byte, error) {
 	if d == nil || d.Instance == nil {
 		return nil, fmt.Errorf("outbox item %s carries no delivery", item.ID)
 	}
-	return json.Marshal(Payload{Type: EventStatusChanged, Timestamp: at.UTC(), Data: Change{
+	return json.Marshal(Payload{Type: EventType(*d), Timestamp: at.UTC(), Data: Change{
 		WebhookID: d.WebhookID, Instance: *d.Instance, PreviousStatus: d.From, Status: d.To, Reason: d.Reason, Seq: d.Seq,
 	}})
 }

@@ -58,12 +58,8 @@ func (w *Worker) processDelivery(ctx context.Context, log *slog.Logger, msg outb
 		return ack("stale: subscription gone")
 	}
 	now := w.now()
-	u := outbox.Unavailable{Since: now.UTC()}
-	if msg.Unavailable != nil {
-		u.Since, u.Retries = msg.Unavailable.Since, msg.Unavailable.Retries
-	}
-	u.Retries++
-	if waited := now.Sub(u.Since); waited >= w.deliverFor {
+	u, waited := continueWait(msg, now, 0)
+	if waited >= w.deliverFor {
 		reason := fmt.Sprintf("gave up after %d attempts over %s: %v", u.Retries, waited.Truncate(time.Second), err)
 		if ferr := w.store.MarkFailed(ctx, msg.OutboxID, u.Retries, reason, now); ferr != nil {
 			log.WarnContext(ctx, "recording the failed delivery", "error", ferr)
@@ -75,19 +71,12 @@ func (w *Worker) processDelivery(ctx context.Context, log *slog.Logger, msg outb
 	if merr := w.store.MarkAttempt(ctx, msg.OutboxID, u.Retries, err.Error(), now); merr != nil {
 		log.WarnContext(ctx, "recording the delivery attempt", "error", merr)
 	}
-	delay := min(w.backoff(u.Retries), queue.MaxDelay)
-	next := msg
-	next.Unavailable = &u
-	res := Result{Delay: delay, Reason: "retry: " + err.Error()}
-	out, oerr := next.Outgoing(fmt.Sprintf("%s-r%d", msg.OutboxID, u.Retries), delay)
-	if oerr != nil {
-		log.WarnContext(ctx, "cannot re-send; the queue redelivers it", "error", oerr)
-		return res
+	res, requeued := w.resend(ctx, log, msg, u, "r", "retry: "+err.Error())
+	if requeued {
+		w.metrics.Count("WebhookRetries", 1)
+		log.WarnContext(ctx, "webhook delivery failed; will retry", "error", err, "retry_in_ms", res.Delay.Milliseconds(),
+			"failing_since", u.Since, "message_id", d.MessageID)
 	}
-	res.Requeue = &out
-	w.metrics.Count("WebhookRetries", 1)
-	log.WarnContext(ctx, "webhook delivery failed; will retry", "error", err, "retry_in_ms", delay.Milliseconds(),
-		"failing_since", u.Since, "message_id", d.MessageID)
 	return res
 }
 

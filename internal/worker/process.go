@@ -165,12 +165,8 @@ func (w *Worker) retry(ctx context.Context, log *slog.Logger, msg outbox.Message
 func (w *Worker) waitForRuntime(ctx context.Context, log *slog.Logger, msg outbox.Message, d queue.Delivery, attempt int,
 	cause error) Result {
 	now := w.now()
-	u := outbox.Unavailable{Since: now.UTC(), PriorAttempts: attempt - 1}
-	if msg.Unavailable != nil {
-		u.Since, u.Retries = msg.Unavailable.Since, msg.Unavailable.Retries
-	}
-	u.Retries++
-	if waited := now.Sub(u.Since); waited >= w.unavailFor {
+	u, waited := continueWait(msg, now, attempt-1)
+	if waited >= w.unavailFor {
 		// The instance's owner reads the reason: the runtime's summary, not
 		// its client's message (a socket, an address), which is logged.
 		log.ErrorContext(ctx, "runtime unavailable; giving up", "error", cause, "unavailable_since", u.Since)
@@ -182,19 +178,12 @@ func (w *Worker) waitForRuntime(ctx context.Context, log *slog.Logger, msg outbo
 	if err := w.store.MarkAttempt(ctx, msg.OutboxID, u.PriorAttempts, cause.Error(), now); err != nil {
 		log.WarnContext(ctx, "recording the runtime's unavailability", "error", err)
 	}
-	delay := min(w.backoff(u.Retries), queue.MaxDelay)
-	next := msg
-	next.Unavailable = &u
-	res := Result{Delay: delay, Reason: "retry: runtime unavailable: " + cause.Error()}
-	out, err := next.Outgoing(fmt.Sprintf("%s-u%d", msg.OutboxID, u.Retries), delay)
-	if err != nil {
-		log.WarnContext(ctx, "cannot re-send; the queue redelivers it", "error", err)
-		return res
+	res, requeued := w.resend(ctx, log, msg, u, "u", "retry: runtime unavailable: "+cause.Error())
+	if requeued {
+		w.metrics.Count("UnavailableRetries", 1, "Op", string(msg.Op))
+		log.WarnContext(ctx, "runtime unavailable; will retry", "error", cause, "retry_in_ms", res.Delay.Milliseconds(),
+			"unavailable_since", u.Since, "message_id", d.MessageID)
 	}
-	res.Requeue = &out
-	w.metrics.Count("UnavailableRetries", 1, "Op", string(msg.Op))
-	log.WarnContext(ctx, "runtime unavailable; will retry", "error", cause, "retry_in_ms", delay.Milliseconds(),
-		"unavailable_since", u.Since, "message_id", d.MessageID)
 	return res
 }
 

@@ -206,6 +206,15 @@ func (s *Store) DeleteInstance(ctx context.Context, p store.DeleteParams) error 
 		if err := putEvent(tx, ev); err != nil {
 			return err
 		}
+		for _, d := range p.Deliveries {
+			ob, err := store.PrepareRemoval(d, in, ev.Seq, now)
+			if err != nil {
+				return err
+			}
+			if err := putNewOutbox(tx, ob, now); err != nil {
+				return err
+			}
+		}
 		if p.CompleteOutboxID != "" {
 			if err := completeOutbox(tx, p.CompleteOutboxID, now); err != nil {
 				return err

@@ -31,7 +31,7 @@ var (
 	allBuckets = [][]byte{
 		bucketInstances, bucketOwnerIdx, bucketStatusIdx, bucketOwnerStatus, bucketEvents, bucketDeleted,
 		bucketOutbox, bucketUndispatched, bucketDispatched, bucketExpiry, bucketTemplates, bucketIdempotency,
-		bucketCounters, bucketMeta,
+		bucketCounters, bucketMeta, bucketWebhookIdx,
 	}
 
 	keyAdmission = []byte("admission")
@@ -120,6 +120,8 @@ const (
 	cursorInstances byte = 'i'
 	cursorActive    byte = 'a'
 	cursorEvents    byte = 'e'
+	// cursorDeliveries: ListDeliveries.
+	cursorDeliveries byte = 'w'
 )
 
 // encodeCursor makes an opaque cursor: the listing's kind, the position

@@ -172,6 +172,9 @@ func putNewOutbox(tx *bolt.Tx, ob container.OutboxItem, now time.Time) error {
 	if ob.UpdatedAt.IsZero() {
 		ob.UpdatedAt = ob.CreatedAt
 	}
+	if err := indexDelivery(tx, ob); err != nil {
+		return err
+	}
 	return saveOutbox(tx, ob, "")
 }
 

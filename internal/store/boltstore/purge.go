@@ -98,6 +98,9 @@ func purgeOne(tx *bolt.Tx, kind byte, ref []byte, now time.Time, st *PurgeStats)
 		if err := tx.Bucket(bucketDispatched).Delete(ref); err != nil {
 			return fmt.Errorf("unindex expired outbox %s: %w", ob.ID, err)
 		}
+		if err := unindexDelivery(tx, ob); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketOutbox).Delete(ref)
 	case expireIdempotency:
 		var rec store.IdempotencyRecord

@@ -112,6 +112,8 @@ func initBuckets(tx *bolt.Tx) error {
 	backfill := tx.Bucket(bucketOutbox) != nil && tx.Bucket(bucketDispatched) == nil
 	// The same for idx_owner_status, from the instances.
 	backfillOwnerStatus := tx.Bucket(bucketInstances) != nil && tx.Bucket(bucketOwnerStatus) == nil
+	// The same for idx_webhook, from the outbox.
+	backfillDeliveries := tx.Bucket(bucketOutbox) != nil && tx.Bucket(bucketWebhookIdx) == nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
@@ -124,6 +126,11 @@ func initBuckets(tx *bolt.Tx) error {
 	}
 	if backfillOwnerStatus {
 		if err := indexOwnerStatus(tx); err != nil {
+			return err
+		}
+	}
+	if backfillDeliveries {
+		if err := indexDeliveries(tx); err != nil {
 			return err
 		}
 	}

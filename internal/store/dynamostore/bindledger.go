@@ -2,13 +2,9 @@ package dynamostore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/berth-io/berth/internal/container"
@@ -29,29 +25,11 @@ const (
 
 const roleLedger = "bind-ledger"
 
-func ledgerKey() map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{AttrName: strAV(bindLedgerName)}
-}
-
 // GetBindLedger returns the stored ledger, or a zero one.
 func (s *Store) GetBindLedger(ctx context.Context) (container.BindLedger, error) {
-	const op = "get bind ledger"
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.counters), Key: ledgerKey(), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return container.BindLedger{}, fail(op, s.counters, bindLedgerName, err)
-	}
 	var l container.BindLedger
-	if out.Item == nil {
-		return l, nil
-	}
-	doc, ok := out.Item[AttrDoc].(*types.AttributeValueMemberS)
-	if !ok {
-		return l, fmt.Errorf("dynamostore: %s %s: no document", op, s.counters)
-	}
-	if err := json.Unmarshal([]byte(doc.Value), &l); err != nil {
-		return l, fmt.Errorf("dynamostore: %s %s: %w", op, s.counters, err)
+	if err := s.getDoc(ctx, "get bind ledger", bindLedgerName, &l); err != nil {
+		return container.BindLedger{}, err
 	}
 	return l, nil
 }
@@ -59,20 +37,11 @@ func (s *Store) GetBindLedger(ctx context.Context) (container.BindLedger, error)
 // ledgerPut is the put of l at l.Version+1, conditioned on the stored
 // version being l.Version (no item for 0).
 func (s *Store) ledgerPut(t *txn, l container.BindLedger) (container.BindLedger, error) {
-	expect := l.Version
 	l.Version++
 	l.UpdatedAt = s.now().UTC()
-	doc, err := json.Marshal(l)
+	item, cond, err := docPut(bindLedgerName, l, l.Version)
 	if err != nil {
-		return l, fmt.Errorf("encode bind ledger: %w", err)
-	}
-	item := ledgerKey()
-	item[AttrDoc] = strAV(string(doc))
-	item[AttrLedgerVersion] = &types.AttributeValueMemberN{Value: strconv.FormatInt(l.Version, 10)}
-	cond := notExists(AttrName)
-	if expect > 0 {
-		cond = newExpr()
-		cond.condition = cond.n(AttrLedgerVersion) + " = " + cond.num(expect)
+		return l, err
 	}
 	t.put(roleLedger, s.counters, item, cond)
 	return l, nil

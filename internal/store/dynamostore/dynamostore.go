@@ -2,7 +2,8 @@
 // berth's Lambda functions.
 //
 // Layout (tables.go): instances (GSIs by_owner and by_status_key), outbox (stream
-// for the dispatcher, sparse GSI of undispatched items), events (per-instance
+// for the dispatcher, sparse GSIs of undispatched items and of each webhook
+// subscription's deliveries), events (per-instance
 // history, seq as sort key), templates, idempotency and counters (the create
 // admission count). Every write that touches more than one item is one
 // TransactWriteItems with condition expressions, so a cancelled transaction
@@ -11,7 +12,7 @@
 // Items:
 //
 //	instances    id | owner, status_key ("<status>#<index shard>") (GSI keys), status, version, event_seq, spec (JSON), the other fields, admission_shard
-//	outbox       id | state, undispatched ("pending#<index shard>" while pending: sparse GSI key), created_key, expires_at (store.OutboxExpiresAt)
+//	outbox       id | state, undispatched ("pending#<index shard>" while pending: sparse GSI key), created_key, webhook_id (a subscription's delivery: by_webhook GSI key), expires_at (store.OutboxExpiresAt)
 //	events       instance_id, seq | the event; seq 0 is a deleted instance's marker (deleted_at); expires_at after a delete
 //	templates    name | version, doc (JSON)
 //	idempotency  pk = len(owner):owner:key | the record, expires_at

@@ -313,6 +313,17 @@ func (s *Store) DeleteInstance(ctx context.Context, p store.DeleteParams) error 
 		}
 		t.put(roleEvent, s.events, evAV, notExists(AttrInstanceID))
 		t.put(roleMarker, s.events, markerItem(p.ID, now, expires), nil)
+		for _, d := range p.Deliveries {
+			ob, err := store.PrepareRemoval(d, cur, last.Seq, now)
+			if err != nil {
+				return fmt.Errorf("dynamostore: %s %s %q: %w", op, s.outbox, d.ID, err)
+			}
+			obAV, err := marshalOutbox(ob)
+			if err != nil {
+				return fmt.Errorf("dynamostore: %s: %w", op, err)
+			}
+			t.put(roleDelivery, s.outbox, obAV, notExists(AttrID))
+		}
 		if cur.Status.HoldsCreateSlot() {
 			t.update(roleCounter, s.counters, counterKey(s.slotShard(curAV)), admissionAdd(-1))
 		}
@@ -339,6 +350,8 @@ func (s *Store) DeleteInstance(ctx context.Context, p store.DeleteParams) error 
 				_ = s.stampEvents(ctx, p.ID, 1, oldest-1, expires)
 			}
 			return nil
+		case out.failed[roleDelivery]:
+			return failWith(store.ErrAlreadyExists, op, s.outbox, p.ID)
 		case out.failed[roleComplete] || out.failed[roleInstance] || out.failed[roleEvent] || out.conflict:
 			if out.failed[roleComplete] {
 				completeID = ""

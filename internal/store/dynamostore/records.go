@@ -233,6 +233,7 @@ type outboxItem struct {
 	DispatchedAt    string `dynamodbav:"dispatched_at,omitempty"`
 	Undispatched    string `dynamodbav:"undispatched,omitempty"`
 	CreatedKey      string `dynamodbav:"created_key"`
+	WebhookID       string `dynamodbav:"webhook_id,omitempty"`
 	ExpiresAt       int64  `dynamodbav:"expires_at,omitempty"`
 	// Delivery is an OpDeliver item's change, as JSON.
 	Delivery string `dynamodbav:"delivery,omitempty"`
@@ -251,6 +252,9 @@ func marshalOutbox(o container.OutboxItem) (map[string]types.AttributeValue, err
 	}
 	if o.State == container.OutboxPending {
 		it.Undispatched = undispatchedKey(o.ID)
+	}
+	if store.Listed(o) {
+		it.WebhookID = o.Delivery.WebhookID
 	}
 	it.ExpiresAt = ttl(store.OutboxExpiresAt(o))
 	if o.Delivery != nil {

@@ -41,6 +41,10 @@ const (
 	AttrUndispatched = "undispatched"
 	// outbox: undispatched sort key, created_at (fixed width, UTC) + "#" + id.
 	AttrCreatedKey = "created_key"
+	// outbox: by_webhook partition key (sort key AttrCreatedKey), the
+	// subscription a webhook delivery is for; only those items carry it
+	// (store.Listed), so the index holds nothing else.
+	AttrWebhookID = "webhook_id"
 
 	// events: partition and sort key.
 	AttrInstanceID = "instance_id"
@@ -68,6 +72,8 @@ const (
 	// cannot be changed in place: a GSI's key schema is fixed.
 	IndexByStatus     = "by_status_key"
 	IndexUndispatched = "undispatched"
+	// IndexByWebhook lists a subscription's deliveries (ListDeliveries).
+	IndexByWebhook = "by_webhook"
 )
 
 // admissionCounter is the counters item holding the create admission count.
@@ -129,9 +135,10 @@ func Tables(prefix string) []TableDef {
 		gsi(IndexByStatus, AttrStatusKey, AttrID),
 	}
 
-	outbox := table(TableOutbox, str(AttrID, AttrUndispatched, AttrCreatedKey), key(AttrID, ""))
+	outbox := table(TableOutbox, str(AttrID, AttrUndispatched, AttrCreatedKey, AttrWebhookID), key(AttrID, ""))
 	outbox.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{
 		gsi(IndexUndispatched, AttrUndispatched, AttrCreatedKey),
+		gsi(IndexByWebhook, AttrWebhookID, AttrCreatedKey),
 	}
 	// The dispatcher consumes INSERTs; the old image lets it tell re-marks apart.
 	outbox.StreamSpecification = &types.StreamSpecification{

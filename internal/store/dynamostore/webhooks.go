@@ -2,14 +2,12 @@ package dynamostore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/store"
@@ -23,30 +21,11 @@ import (
 // stack needs no new table or permission for it.
 const webhooksName = "webhooks"
 
-func webhooksKey() map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{AttrName: strAV(webhooksName)}
-}
-
 // webhookSet reads the set as stored (a zero one when none is).
 func (s *Store) webhookSet(ctx context.Context, op string) (container.WebhookSet, error) {
 	var set container.WebhookSet
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.counters), Key: webhooksKey(), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return set, fail(op, s.counters, webhooksName, err)
-	}
-	if out.Item == nil {
-		return set, nil
-	}
-	doc, ok := out.Item[AttrDoc].(*types.AttributeValueMemberS)
-	if !ok {
-		return set, fmt.Errorf("dynamostore: %s %s: no document", op, s.counters)
-	}
-	if err := json.Unmarshal([]byte(doc.Value), &set); err != nil {
-		return set, fmt.Errorf("dynamostore: %s %s: %w", op, s.counters, err)
-	}
-	return set, nil
+	err := s.getDoc(ctx, op, webhooksName, &set)
+	return set, err
 }
 
 // changeWebhooks applies change to the set as read and writes the result
@@ -63,18 +42,9 @@ func (s *Store) changeWebhooks(ctx context.Context, op string, change func(conta
 			return fmt.Errorf("dynamostore: %s: %w", op, err)
 		}
 		next.Version = expect + 1
-		doc, err := json.Marshal(next)
+		item, cond, err := docPut(webhooksName, next, next.Version)
 		if err != nil {
-			return fmt.Errorf("dynamostore: %s: encode: %w", op, err)
-		}
-		item := webhooksKey()
-		item[AttrDoc] = strAV(string(doc))
-		item[AttrLedgerVersion] = numAV(next.Version)
-		cond := newExpr()
-		if expect == 0 {
-			cond.condition = "attribute_not_exists(" + cond.n(AttrName) + ")"
-		} else {
-			cond.condition = cond.n(AttrLedgerVersion) + " = " + cond.num(expect)
+			return fmt.Errorf("dynamostore: %s: %w", op, err)
 		}
 		_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: aws.String(s.counters), Item: item, ConditionExpression: cond.conditionOrNil(),

@@ -144,6 +144,9 @@ func Run(t *testing.T, newStore Factory) {
 		{"WebhookLimits", testWebhookLimits},
 		{"WebhooksRace", testWebhooksRace},
 		{"TransitionWritesDeliveries", testTransitionDeliveries},
+		{"ListDeliveries", testListDeliveries},
+		{"Redeliver", testRedeliver},
+		{"DeleteWritesDeliveries", testDeleteDeliveries},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,113 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/eventbus"
+	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/store/storetest"
+	"github.com/berth-io/berth/internal/store/teststores"
+	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/worker"
+)
+
+// TestRemovalDeliveries: an instance's final removal, written through the
+// manager, is delivered in its own transaction to every subscription
+// without a status filter (signed, as container.deleted, with the removal's
+// event number and the instance as last stored) and put on the event bus
+// as "Container Deleted"; a subscription filtered on statuses gets none.
+func TestRemovalDeliveries(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		ctx := context.Background()
+		s := b.Open(t, time.Now)
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		guard, err := webhook.NewGuard([]string{"127.0.0.0/8"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := manager.New(manager.Options{Store: s, Runtimes: []string{"docker"}, Logger: quiet, Webhooks: guard, EventBus: true})
+		bus := &busEndpoint{}
+		w := worker.New(worker.Options{Manager: m, Store: s, Logger: quiet, EventBus: newBusDeliverer(t, bus),
+			Webhooks: &webhook.Deliverer{Subscriptions: s, Guard: guard}, Backoff: func(int) time.Duration { return 3 * time.Second }})
+		rcv := newReceiver(t)
+		alice := identity.Caller{User: "alice"}
+		all, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.srv.URL + "/all"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rcv.secret.Store(all.Secret)
+		filtered, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.srv.URL + "/filtered",
+			Statuses: []fsm.Status{fsm.Running, fsm.Deleting}})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		inst, err := s.CreateInstance(ctx, storetest.NewCreate(storetest.NewClock(), "alice"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, to := range []fsm.Status{fsm.DeletePending, fsm.Deleting} {
+			if _, err := m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
+				return &store.TransitionParams{To: to, Event: &container.Event{Type: "Test", From: cur.Status, To: to}}, nil
+			}); err != nil {
+				t.Fatalf("advance to %s: %v", to, err)
+			}
+		}
+		before := map[string]bool{}
+		for _, it := range deliveriesOf(t, s, inst.ID) {
+			before[it.ID] = true
+		}
+		if err := m.Deleted(ctx, inst.ID, "", nil, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		page, err := s.ListEvents(ctx, inst.ID, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := page.Items[len(page.Items)-1]
+		var removal []container.OutboxItem
+		for _, it := range deliveriesOf(t, s, inst.ID) {
+			if !before[it.ID] {
+				removal = append(removal, it)
+			}
+		}
+		if len(removal) != 2 {
+			t.Fatalf("the removal wrote %d deliveries; want 2 (the unfiltered subscription's, the bus's): %+v", len(removal), removal)
+		}
+		for _, it := range removal {
+			d := it.Delivery
+			if d.WebhookID == filtered.ID || d.From != fsm.Deleting || d.To != "" || d.Seq != last.Seq ||
+				d.Instance == nil || d.Instance.Status != fsm.Deleting {
+				t.Errorf("removal delivery = %+v; want deleting → removed at seq %d, not to %s", d, last.Seq, filtered.ID)
+			}
+			if res := w.Process(ctx, deliveryOf(t, it)); !res.Ack || res.Reason != "done" {
+				t.Fatalf("Process(%s) = %+v; want done", d.WebhookID, res)
+			}
+		}
+		got := rcv.received()
+		if len(got) != 1 || got[0].payload.Type != webhook.EventDeleted || got[0].payload.Data.Status != "" ||
+			got[0].payload.Data.PreviousStatus != fsm.Deleting || got[0].payload.Data.Instance.ID != inst.ID || got[0].payload.Data.Seq != last.Seq {
+			t.Errorf("receiver got %+v; want one container.deleted of %s at seq %d", got, inst.ID, last.Seq)
+		}
+		_, entries := bus.got()
+		if len(entries) != 1 || entries[0].DetailType != eventbus.DetailTypeDeleted {
+			t.Fatalf("bus got %+v; want one Container Deleted", entries)
+		}
+		var detail eventbus.Detail
+		if err := json.Unmarshal([]byte(entries[0].Detail), &detail); err != nil {
+			t.Fatal(err)
+		}
+		if detail.PreviousStatus != fsm.Deleting || detail.Status != "" || detail.Seq != last.Seq || detail.Instance.ID != inst.ID {
+			t.Errorf("bus detail = %+v", detail)
+		}
+	})
+}
