@@ -24,6 +24,7 @@ const (
 	ddbLostAnswer = "ddb answer lost"
 	sqsDupSend    = "sqs duplicate delivery"
 	sqsLostDelete = "sqs delete lost (redelivery)"
+	sqsReordered  = "sqs send delayed (reordering)"
 )
 
 // ddbErrors are the error answers, by fault.
@@ -46,7 +47,8 @@ var ddbErrors = map[string]struct {
 // an error answer as AWS gives it (throttling, 500), latency, or a request
 // that is carried out but whose answer is lost (the connection closes).
 // Each SQS send is delivered twice with probability dupRate (SQS's
-// at-least-once delivery), and a delete is lost with probability
+// at-least-once delivery) and delayed with probability dupRate/2 (its
+// messages overtaken by later ones), and a delete is lost with probability
 // lostDeleteRate (the message comes again after its visibility timeout).
 type chaosAWS struct {
 	ddbURL, sqsURL string
@@ -57,6 +59,20 @@ type chaosAWS struct {
 	ddbRate, dupRate, lossP float64
 	counts                  map[string]int
 	ddbRequests             int // DynamoDB data-plane requests seen while on
+	// storm raises the DynamoDB fault rate to stormRate: throttling comes
+	// in bursts, longer than the SDK's own retries.
+	storm bool
+}
+
+// stormRate is the share of DynamoDB requests that meet a fault during a
+// storm.
+const stormRate = 0.5
+
+// setStorm starts or ends a storm.
+func (c *chaosAWS) setStorm(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.storm = on
 }
 
 func newChaosAWS(seed uint64, ddbRate, dupRate, lostDeleteRate float64) *chaosAWS {
@@ -184,8 +200,12 @@ func (c *chaosAWS) dynamodb(pc proxyCall) {
 	if c.on {
 		c.ddbRequests++
 	}
+	rate := c.ddbRate
+	if c.storm {
+		rate = stormRate
+	}
 	c.mu.Unlock()
-	switch kind := c.roll(c.ddbRate, ddbThroughput, ddbThroughput, ddbThrottling, ddbInternal, ddbLatency, ddbLostAnswer); kind {
+	switch kind := c.roll(rate, ddbThroughput, ddbThroughput, ddbThrottling, ddbInternal, ddbLatency, ddbLostAnswer); kind {
 	case "":
 		pc.relay()
 	case ddbLatency:
@@ -231,6 +251,12 @@ func (c *chaosAWS) sqs(pc proxyCall) {
 	action := strings.TrimPrefix(pc.r.Header.Get("X-Amz-Target"), "AmazonSQS.")
 	switch action {
 	case "SendMessage", "SendMessageBatch":
+		if c.roll(c.dupRate/2, sqsReordered) != "" {
+			c.mu.Lock()
+			d := 1 + c.rng.IntN(3)
+			c.mu.Unlock()
+			pc.body = delayed(pc.body, action, d)
+		}
 		status, _ := pc.relay()
 		if status != http.StatusOK || c.roll(c.dupRate, sqsDupSend) == "" {
 			return
@@ -268,4 +294,28 @@ func (c *chaosAWS) sqs(pc proxyCall) {
 	default:
 		pc.relay()
 	}
+}
+
+// delayed gives a send a delay of 1-3 s (DelaySeconds, per message of a
+// batch), so that its messages arrive after ones sent later: SQS standard
+// queues do not keep order.
+func delayed(body []byte, action string, delay int) []byte {
+	var in map[string]any
+	if json.Unmarshal(body, &in) != nil {
+		return body
+	}
+	if action == "SendMessage" {
+		in["DelaySeconds"] = delay
+	} else if entries, ok := in["Entries"].([]any); ok {
+		for _, e := range entries {
+			if m, ok := e.(map[string]any); ok {
+				m["DelaySeconds"] = delay
+			}
+		}
+	}
+	out, err := json.Marshal(in)
+	if err != nil {
+		return body
+	}
+	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/emulate"
 	"github.com/berth-io/berth/internal/eventcheck"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/runtime"
@@ -59,7 +60,20 @@ func (r *emuChaos) check(faultsEnded time.Time) {
 		t.Errorf("admission counter %d, but %d instances are pending or creating", admission, holding)
 	}
 	figures, ddbRequests := r.aws.figures()
-	crashed := crashedInvocations(r.st.logs.String())
+	logs := r.st.logs.String()
+	results := invocationResults(logs)
+	crashed, invocations := map[string]int{}, 0
+	for fn, byResult := range results {
+		for res, n := range byResult {
+			invocations += n
+			if res == emulate.ResultCrash {
+				crashed[fn] += n
+			}
+		}
+	}
+	d := results["DispatcherFunction"]
+	streamRetries := d[emulate.ResultError] + d[emulate.ResultCrash] + d[emulate.ResultTimeout]
+	bisections, givenUp := strings.Count(logs, "bisecting a failed batch"), strings.Count(logs, "stream mapping: records given up")
 	// A gateway 500 is the answer to a request whose API environment was
 	// killed under it: no more of them than API environments killed times
 	// the requests one environment serves at once (one).
@@ -82,11 +96,12 @@ func (r *emuChaos) check(faultsEnded time.Time) {
 		}
 	}
 	t.Logf("chaos figures: seed %d; %d operations by 2 users, %d requests (%v); accepted %d instances, %d creates repeated with their key; "+
-		"function kills %d %v, invocations crashed %v; DynamoDB faults %d of %d requests, SQS duplicates %d; faults %v; "+
+		"%d invocations, function kills %d %v, invocations crashed %v; stream batches retried %d (bisected %d, given up %d); "+
+		"DynamoDB faults %d of %d requests (%d storms), SQS duplicates %d; faults %v; "+
 		"containers killed %d, removed %d; lost %d; orphans %d; duplicate containers %d; FSM violations %d; TransitionRejected %d; "+
 		"dead letters %d; converged %s after the faults; admission counter %d (instances holding a slot %d)",
 		r.plan.seed, r.plan.ops, r.requests, r.byClass, len(r.accepted), r.replays,
-		r.killedEnvs, r.kills, crashed, ddbFaults, ddbRequests, sqsDups, figures,
+		invocations, r.killedEnvs, r.kills, crashed, streamRetries, bisections, givenUp, ddbFaults, ddbRequests, r.storms, sqsDups, figures,
 		r.killed, r.removed, len(lost), orphans, duplicates, len(violations), rejected,
 		dead, converged, admission, holding)
 	t.Logf("answers: %v", r.byStatus)

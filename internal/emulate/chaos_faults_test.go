@@ -137,19 +137,24 @@ func (r *emuChaos) tamperWith(ctx context.Context, rng *rand.Rand, s runtime.Sta
 	return true
 }
 
-// crashedInvocations counts, by function, the invocations the emulator
-// logged as crashed: those a kill ended mid-invocation (a killed idle
-// environment is not invoked again).
-func crashedInvocations(logs string) map[string]int {
-	out := map[string]int{}
+// invocationResults counts, by function and result, the invocations the
+// emulator logged. A crash is an invocation a kill ended (a killed idle
+// environment is not invoked again); the dispatcher's failed invocations
+// are stream batches retried.
+func invocationResults(logs string) map[string]map[emulate.Result]int {
+	out := map[string]map[emulate.Result]int{}
 	for _, l := range strings.Split(logs, "\n") {
 		if !strings.Contains(l, `"msg":"invoke"`) {
 			continue
 		}
 		var rec struct{ Function, Result string }
-		if json.Unmarshal([]byte(l), &rec) == nil && rec.Result == string(emulate.ResultCrash) {
-			out[rec.Function]++
+		if json.Unmarshal([]byte(l), &rec) != nil || rec.Function == "" {
+			continue
 		}
+		if out[rec.Function] == nil {
+			out[rec.Function] = map[emulate.Result]int{}
+		}
+		out[rec.Function][emulate.Result(rec.Result)]++
 	}
 	return out
 }

@@ -39,6 +39,8 @@ type emuChaosPlan struct {
 	ops     int // operations over all users
 	kills   int // SIGKILLs of a function's execution environment
 	tampers int // containers killed or removed behind berth's back
+	storms  int // DynamoDB fault storms (stormRate for storm)
+	storm   time.Duration
 	// ddbRate is the share of DynamoDB requests that meet a fault while
 	// the faults are on; dupRate the share of SQS sends delivered twice;
 	// lostDeleteRate the share of SQS deletes lost.
@@ -50,9 +52,9 @@ type emuChaosPlan struct {
 
 func emuChaosPlanFromEnv(t *testing.T) emuChaosPlan {
 	t.Helper()
-	p := emuChaosPlan{ops: 120, kills: 4, tampers: 3, ddbRate: 0.04, dupRate: 0.2, lostDeleteRate: 0.05, visibility: 6 * time.Second}
+	p := emuChaosPlan{ops: 120, kills: 4, tampers: 3, storms: 1, storm: 3 * time.Second, ddbRate: 0.04, dupRate: 0.2, lostDeleteRate: 0.05, visibility: 6 * time.Second}
 	if *chaosLong {
-		p.ops, p.kills, p.tampers = 1600, 30, 30
+		p.ops, p.kills, p.tampers, p.storms = 1600, 30, 30, 12
 	}
 	p.seed = uint64(time.Now().UnixNano())
 	if s := os.Getenv(envChaosSeed); s != "" {
@@ -121,6 +123,7 @@ type emuChaos struct {
 	killedEnvs int               // execution environments killed (an RIE with its bootstrap)
 	killed     int               // containers killed
 	removed    int               // containers removed
+	storms     int               // DynamoDB fault storms
 }
 
 // TestEmulateChaos: users drive the emulated AWS stack's front door with a
@@ -135,9 +138,10 @@ type emuChaos struct {
 // exact, the dead-letter queues explained, no 5xx but honest ones.
 func TestEmulateChaos(t *testing.T) {
 	plan := emuChaosPlanFromEnv(t)
-	t.Logf("chaos seed %d (replay: %s=%d), %d operations, %d function kills, %d tampers, DynamoDB faults on %.0f%% of requests, "+
+	t.Logf("chaos seed %d (replay: %s=%d), %d operations, %d function kills, %d tampers, DynamoDB faults on %.0f%% of requests "+
+		"(%d storms of %s at %.0f%%), "+
 		"SQS duplicates on %.0f%% of sends, lost deletes %.0f%%, visibility %s",
-		plan.seed, envChaosSeed, plan.seed, plan.ops, plan.kills, plan.tampers, plan.ddbRate*100, plan.dupRate*100, plan.lostDeleteRate*100, plan.visibility)
+		plan.seed, envChaosSeed, plan.seed, plan.ops, plan.kills, plan.tampers, plan.ddbRate*100, plan.storms, plan.storm, stormRate*100, plan.dupRate*100, plan.lostDeleteRate*100, plan.visibility)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("replay this run with %s=%d", envChaosSeed, plan.seed)
@@ -184,6 +188,13 @@ func TestEmulateChaos(t *testing.T) {
 			run.killFunction(rng)
 		case faultTamper:
 			run.tamper(rng)
+		case faultStorm:
+			faults.setStorm(true)
+			time.Sleep(plan.storm) // the fault is a length of time
+			faults.setStorm(false)
+			run.mu.Lock()
+			run.storms++
+			run.mu.Unlock()
 		}
 	}
 	wg.Wait()
@@ -199,6 +210,7 @@ type emuFaultKind int
 const (
 	faultKill emuFaultKind = iota
 	faultTamper
+	faultStorm
 )
 
 type emuFault struct {
@@ -216,6 +228,9 @@ func emuFaultSchedule(rng *rand.Rand, p emuChaosPlan) []emuFault {
 	}
 	for range p.tampers {
 		fs = append(fs, emuFault{at: at(), kind: faultTamper})
+	}
+	for range p.storms {
+		fs = append(fs, emuFault{at: at(), kind: faultStorm})
 	}
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].at < fs[j].at })
 	return fs
@@ -472,10 +487,15 @@ func (r *emuChaos) call(token, method, path string, body any, idemKey string) (a
 // a failed Lambda invocation): the kill's honest answer.
 const gatewayCrash = `{"message":"Internal Server Error"}`
 
+// gatewayUnavailable is the front door's answer when the API function ran
+// out of its timeout or had no free environment in time.
+const gatewayUnavailable = `{"message":"Service Unavailable"}`
+
 // answered records one answer; it reports whether it is one of want. A
-// 503 (the store or a function unavailable) is an honest answer of an
-// injected fault, so is the gateway's 500 for a killed API function
-// (counted, and bounded by the kills at the end); any other 5xx is not.
+// 503 with Retry-After (the store unavailable) or the gateway's own 503 is
+// an honest answer of an injected fault, so is the gateway's 500 for a
+// killed API function (counted, and bounded by the kills at the end); any
+// other 5xx is not.
 func (r *emuChaos) answered(u *emuUser, op string, a answer, err error, want ...int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -484,9 +504,13 @@ func (r *emuChaos) answered(u *emuUser, op string, a answer, err error, want ...
 	case err != nil:
 		r.byClass["unanswered"]++
 		return false
-	case a.status == http.StatusServiceUnavailable:
-		r.byClass["503"]++
+	case a.status == http.StatusServiceUnavailable && a.header.Get("Retry-After") != "":
+		r.byClass["503 Retry-After"]++
 		r.byStatus[op+" 503"]++
+		return false
+	case a.status == http.StatusServiceUnavailable && strings.TrimSpace(string(a.body)) == gatewayUnavailable:
+		r.byClass["gateway 503"]++
+		r.byStatus[op+" gateway 503"]++
 		return false
 	case a.status == http.StatusInternalServerError && strings.TrimSpace(string(a.body)) == gatewayCrash:
 		r.byClass["gateway 500"]++
