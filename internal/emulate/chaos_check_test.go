@@ -98,11 +98,11 @@ func (r *emuChaos) check(faultsEnded time.Time) {
 	t.Logf("chaos figures: seed %d; %d operations by 2 users, %d requests (%v); accepted %d instances, %d creates repeated with their key; "+
 		"%d invocations, function kills %d %v, invocations crashed %v; stream batches retried %d (bisected %d, given up %d); "+
 		"DynamoDB faults %d of %d requests (%d storms), SQS duplicates %d; faults %v; "+
-		"containers killed %d, removed %d; lost %d; orphans %d; duplicate containers %d; FSM violations %d; TransitionRejected %d; "+
+		"containers killed %d, removed %d; engine outages %d; lost %d; orphans %d; duplicate containers %d; FSM violations %d; TransitionRejected %d; "+
 		"dead letters %d; converged %s after the faults; admission counter %d (instances holding a slot %d)",
 		r.plan.seed, r.plan.ops, r.requests, r.byClass, len(r.accepted), r.replays,
 		invocations, r.killedEnvs, r.kills, crashed, streamRetries, bisections, givenUp, ddbFaults, ddbRequests, r.storms, sqsDups, figures,
-		r.killed, r.removed, len(lost), orphans, duplicates, len(violations), rejected,
+		r.killed, r.removed, r.outages, len(lost), orphans, duplicates, len(violations), rejected,
 		dead, converged, admission, holding)
 	t.Logf("answers: %v", r.byStatus)
 	if t.Failed() {

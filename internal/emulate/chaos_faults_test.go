@@ -28,23 +28,31 @@ func (r *emuChaos) killFunction(rng *rand.Rand) {
 	for _, k := range killable {
 		total += k.weight
 	}
-	x := rng.IntN(total)
-	fn := killable[0].fn
-	for _, k := range killable {
+	x, first := rng.IntN(total), 0
+	for i, k := range killable {
 		if x < k.weight {
-			fn = k.fn
+			first = i
 			break
 		}
 		x -= k.weight
 	}
+	// The function picked, or the next one that has a live environment
+	// (one just killed may not have been invoked again yet).
+	var fn string
 	var alive []int
-	for _, pid := range r.st.functionPIDs(fn) {
-		if liveRIE(pid) {
-			alive = append(alive, pid)
+	for i := range killable {
+		fn = killable[(first+i)%len(killable)].fn
+		for _, pid := range r.st.functionPIDs(fn) {
+			if liveRIE(pid) {
+				alive = append(alive, pid)
+			}
+		}
+		if len(alive) > 0 {
+			break
 		}
 	}
 	if len(alive) == 0 {
-		r.t.Logf("kill skipped: %s has no live execution environment", fn)
+		r.t.Logf("kill skipped: no function has a live execution environment")
 		return
 	}
 	pid := alive[rng.IntN(len(alive))]

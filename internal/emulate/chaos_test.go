@@ -41,6 +41,8 @@ type emuChaosPlan struct {
 	tampers int // containers killed or removed behind berth's back
 	storms  int // DynamoDB fault storms (stormRate for storm)
 	storm   time.Duration
+	outages int // Docker engine cut off (for outage)
+	outage  time.Duration
 	// ddbRate is the share of DynamoDB requests that meet a fault while
 	// the faults are on; dupRate the share of SQS sends delivered twice;
 	// lostDeleteRate the share of SQS deletes lost.
@@ -52,9 +54,9 @@ type emuChaosPlan struct {
 
 func emuChaosPlanFromEnv(t *testing.T) emuChaosPlan {
 	t.Helper()
-	p := emuChaosPlan{ops: 120, kills: 4, tampers: 3, storms: 1, storm: 3 * time.Second, ddbRate: 0.04, dupRate: 0.2, lostDeleteRate: 0.05, visibility: 6 * time.Second}
+	p := emuChaosPlan{ops: 120, kills: 4, tampers: 3, storms: 1, storm: 3 * time.Second, outages: 1, outage: 5 * time.Second, ddbRate: 0.04, dupRate: 0.2, lostDeleteRate: 0.05, visibility: 6 * time.Second}
 	if *chaosLong {
-		p.ops, p.kills, p.tampers, p.storms = 1600, 30, 30, 12
+		p.ops, p.kills, p.tampers, p.storms, p.outages, p.outage = 1600, 30, 30, 12, 4, 10*time.Second
 	}
 	p.seed = uint64(time.Now().UnixNano())
 	if s := os.Getenv(envChaosSeed); s != "" {
@@ -124,6 +126,7 @@ type emuChaos struct {
 	killed     int               // containers killed
 	removed    int               // containers removed
 	storms     int               // DynamoDB fault storms
+	outages    int               // Docker engine outages
 }
 
 // TestEmulateChaos: users drive the emulated AWS stack's front door with a
@@ -131,25 +134,27 @@ type emuChaos struct {
 // finish and reset, repeated creates with their Idempotency-Key) while,
 // outside berth's code, function execution environments are SIGKILLed,
 // DynamoDB answers throttling errors and 500s, is slow, or loses answers,
-// SQS delivers messages twice and loses deletes (with a short visibility
-// timeout), and containers are killed or removed on the engine. Once the
+// SQS delivers messages twice, late and loses deletes (with a short
+// visibility timeout), the Docker engine is cut off for a while, and
+// containers are killed or removed on the engine. Once the
 // faults stop and the stack settles: no accepted request lost, no FSM
 // violation, no orphan or duplicate container, the admission counter
 // exact, the dead-letter queues explained, no 5xx but honest ones.
 func TestEmulateChaos(t *testing.T) {
 	plan := emuChaosPlanFromEnv(t)
 	t.Logf("chaos seed %d (replay: %s=%d), %d operations, %d function kills, %d tampers, DynamoDB faults on %.0f%% of requests "+
-		"(%d storms of %s at %.0f%%), "+
+		"(%d storms of %s at %.0f%%), %d engine outages of %s, "+
 		"SQS duplicates on %.0f%% of sends, lost deletes %.0f%%, visibility %s",
-		plan.seed, envChaosSeed, plan.seed, plan.ops, plan.kills, plan.tampers, plan.ddbRate*100, plan.storms, plan.storm, stormRate*100, plan.dupRate*100, plan.lostDeleteRate*100, plan.visibility)
+		plan.seed, envChaosSeed, plan.seed, plan.ops, plan.kills, plan.tampers, plan.ddbRate*100, plan.storms, plan.storm, stormRate*100, plan.outages, plan.outage, plan.dupRate*100, plan.lostDeleteRate*100, plan.visibility)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("replay this run with %s=%d", envChaosSeed, plan.seed)
 		}
 	})
 	faults := newChaosAWS(plan.seed, plan.ddbRate, plan.dupRate, plan.lostDeleteRate)
+	engine := newEngineCut(t)
 	st := start(t, setup{
-		aws: faults.wrap(t), visibility: plan.visibility, scheduleEvery: 2 * time.Second,
+		aws: faults.wrap(t), dockerEndpoint: engine.endpoint, visibility: plan.visibility, scheduleEvery: 2 * time.Second,
 		container: map[string]any{
 			"cleanup_dag_node_containers_before_start": true, "dag_node_cleanup_on_dag_finished": "stop",
 			"outbox_sweep_after": "5s",
@@ -195,6 +200,13 @@ func TestEmulateChaos(t *testing.T) {
 			run.mu.Lock()
 			run.storms++
 			run.mu.Unlock()
+		case faultOutage:
+			engine.setCut(true)
+			time.Sleep(plan.outage) // the fault is a length of time
+			engine.setCut(false)
+			run.mu.Lock()
+			run.outages++
+			run.mu.Unlock()
 		}
 	}
 	wg.Wait()
@@ -211,6 +223,7 @@ const (
 	faultKill emuFaultKind = iota
 	faultTamper
 	faultStorm
+	faultOutage
 )
 
 type emuFault struct {
@@ -231,6 +244,9 @@ func emuFaultSchedule(rng *rand.Rand, p emuChaosPlan) []emuFault {
 	}
 	for range p.storms {
 		fs = append(fs, emuFault{at: at(), kind: faultStorm})
+	}
+	for range p.outages {
+		fs = append(fs, emuFault{at: at(), kind: faultOutage})
 	}
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].at < fs[j].at })
 	return fs
