@@ -12,9 +12,10 @@ import (
 
 // Findings are what one history shows.
 type Findings struct {
-	// Violations are status changes the FSM forbids and changes that do
-	// not start where the last one ended, each described with the
-	// instance's id and the event's sequence number.
+	// Violations are status changes the FSM forbids, changes that do not
+	// start where the last one ended and sequence numbers that do not
+	// increase, each described with the instance's id and the event's
+	// sequence number.
 	Violations []string
 	// Rejected are the TransitionRejected events.
 	Rejected []container.Event
@@ -26,12 +27,16 @@ type Findings struct {
 	Deleted bool
 }
 
-// Check reads the history of instance id (oldest first). A record that
+// Check reads the history of instance id (oldest first, by sequence number). A record that
 // changes no status (From == To: what the reconciler did to a terminal
 // instance's container) must still start where the last change ended.
 func Check(id string, evs []container.Event) Findings {
 	var f Findings
-	for _, ev := range evs {
+	for i, ev := range evs {
+		if i > 0 && ev.Seq <= evs[i-1].Seq {
+			// One event recorded twice (a retried write), or out of order.
+			f.Violations = append(f.Violations, fmt.Sprintf("%s #%d %s: after #%d %s", id, ev.Seq, ev.Type, evs[i-1].Seq, evs[i-1].Type))
+		}
 		if ev.Type == container.EventDeleted {
 			f.Deleted = true
 		}

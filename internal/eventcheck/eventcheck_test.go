@@ -31,6 +31,10 @@ func TestCheck(t *testing.T) {
 		{name: "a change from where the last did not end", evs: []container.Event{
 			ev(1, container.EventCreateRequested, "", fsm.Pending), ev(2, container.EventStarted, fsm.Creating, fsm.Running),
 		}, violations: 1, last: fsm.Running},
+		{name: "one event recorded twice", evs: []container.Event{
+			ev(1, container.EventCreateRequested, "", fsm.Pending), ev(2, container.EventCreating, fsm.Pending, fsm.Creating),
+			ev(2, container.EventCreating, fsm.Pending, fsm.Creating),
+		}, violations: 2, last: fsm.Creating},
 		{name: "failed, a record on the terminal instance, a rejection", evs: []container.Event{
 			ev(1, container.EventCreateRequested, "", fsm.Pending), ev(2, container.EventFailed, fsm.Pending, fsm.Failed),
 			ev(3, container.EventReconciled, fsm.Failed, fsm.Failed), ev(4, container.EventTransitionReject, "", ""),
