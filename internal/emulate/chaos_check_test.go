@@ -21,6 +21,7 @@ import (
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/dynamostore"
+	"github.com/berth-io/berth/internal/worker"
 )
 
 // check waits for the stack to settle once the faults stopped, then
@@ -28,11 +29,13 @@ import (
 func (r *emuChaos) check(faultsEnded time.Time) {
 	t := r.t
 	// Everything must converge; the deadline is generous for a loaded
-	// machine (a message lost to a kill comes back after its visibility
-	// timeout, a swept outbox item after outbox_sweep_after), and
-	// convergence ends the wait at once.
+	// machine and above the workers' longest backoff (an operation that met
+	// the faults many times over may wait that long for its next try; a
+	// message lost to a kill comes back after its visibility timeout, a
+	// swept outbox item after outbox_sweep_after), and convergence ends the
+	// wait at once.
 	var problems []string
-	deadline := faultsEnded.Add(3 * time.Minute)
+	deadline := faultsEnded.Add(worker.DefaultBackoffMax + 2*time.Minute)
 	for {
 		problems = r.convergence()
 		if len(problems) == 0 || time.Now().After(deadline) {
@@ -115,6 +118,22 @@ func (r *emuChaos) check(faultsEnded time.Time) {
 			}
 		}
 		logEmuHistories(t, suspects, 12)
+		logLinesOf(t, logs, slices.Sorted(maps.Keys(suspects)), 6, 40)
+	}
+}
+
+// logLinesOf shows, for up to n of the instances, the last lines (up to last) of the
+// stack's output that name it (the functions' logs).
+func logLinesOf(t interface{ Logf(string, ...any) }, logs string, ids []string, n, last int) {
+	lines := strings.Split(logs, "\n")
+	for _, id := range ids[:min(n, len(ids))] {
+		var of []string
+		for _, l := range lines {
+			if strings.Contains(l, id) {
+				of = append(of, l)
+			}
+		}
+		t.Logf("output naming %s (%d lines, the last %d):\n%s", id, len(of), min(last, len(of)), strings.Join(of[len(of)-min(last, len(of)):], "\n"))
 	}
 }
 
