@@ -5,8 +5,8 @@
 #                them, then the CDK app's (infra/; `make test INFRA=` skips them)
 #   make synth   the CDK stack's CloudFormation template into infra/cdk.out/ (offline; builds first)
 #   make bench   all benchmarks, same services (BENCH=regexp BENCHTIME=1s|100x PKGS=./internal/...)
-#   make chaos   the long chaos run of berth serve (BERTH_CHAOS_SEED=n replays a run, BERTH_CHAOS_OPS=n sizes it)
-#                and the long bind-isolation property run (BERTH_BINDS_SEED=n replays it)
+#   make chaos   the long chaos runs of berth serve and of the emulated AWS stack (BERTH_CHAOS_SEED=n replays a
+#                run, BERTH_CHAOS_OPS=n sizes it) and the long bind-isolation property run (BERTH_BINDS_SEED=n replays it)
 #   make lint    gofmt + go vet + golangci-lint (.golangci.yml) + cfn-lint template.yaml (when installed)
 #   make build-<LogicalId> ARTIFACTS_DIR=dir   one function of template.yaml (what `sam build` calls)
 #   make run     berth serve on this machine: API on http://127.0.0.1:8080 (ARGS="--addr 127.0.0.1:9090"); starts a Docker engine if none answers
@@ -99,6 +99,7 @@ bench:
 # The short run of the same test is part of `make test`.
 chaos:
 	$(SERVICES) $(GO) test -count=1 -timeout 60m -run '^(TestServeChaos|TestServeBindsProperty)$$' -v $(GOTESTFLAGS) ./cmd/berth -chaos.long
+	$(SERVICES) $(GO) test -count=1 -timeout 60m -run '^TestEmulateChaos$$' -v $(GOTESTFLAGS) ./internal/emulate -chaos.long
 
 lint:
 	@unformatted=$$(find . -name '*.go' -not -path './.git/*' -not -path './dist/*' -not -path '*/node_modules/*' -not -path './cdk.out/*' -print0 | xargs -0 -r gofmt -l); \

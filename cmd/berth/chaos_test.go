@@ -22,6 +22,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/eventcheck"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
@@ -649,32 +650,17 @@ func (r *chaosRun) histories() (lost, violations []string, rejected int, suspect
 			violations = append(violations, fmt.Sprintf("%s: reading its history: %v", id, err))
 			continue
 		}
-		var last fsm.Status
 		nLost, nViolations := len(lost), len(violations)
-		for _, ev := range evs {
-			if ev.Type == container.EventTransitionReject {
-				rejected++
-				if tampered[id] == "" {
-					violations = append(violations, fmt.Sprintf("%s #%d: %s: %s", id, ev.Seq, ev.Type, ev.Message))
-				}
-				continue
+		f := eventcheck.Check(id, evs)
+		rejected += len(f.Rejected)
+		if tampered[id] == "" {
+			for _, ev := range f.Rejected {
+				violations = append(violations, fmt.Sprintf("%s #%d: %s: %s", id, ev.Seq, ev.Type, ev.Message))
 			}
-			if ev.To == "" {
-				continue
-			}
-			if last != "" && ev.From != last {
-				violations = append(violations, fmt.Sprintf("%s #%d %s: from %s, but the last status was %s", id, ev.Seq, ev.Type, ev.From, last))
-			}
-			if ev.From == ev.To {
-				// A record that changes no status (what the reconciler
-				// did to a terminal instance's container).
-				continue
-			}
-			if ev.From != "" && !fsm.Can(ev.From, ev.To) {
-				violations = append(violations, fmt.Sprintf("%s #%d %s: %s → %s is not allowed", id, ev.Seq, ev.Type, ev.From, ev.To))
-			}
-			last = ev.To
-			if ev.To == fsm.Failed && !failedByItself(templates[id], ev.ExitCode) && tampered[id] == "" {
+		}
+		violations = append(violations, f.Violations...)
+		for _, ev := range f.Failures {
+			if !failedByItself(templates[id], ev.ExitCode) && tampered[id] == "" {
 				lost = append(lost, fmt.Sprintf("%s #%d %s: %s → failed: %s", id, ev.Seq, ev.Type, ev.From, ev.Message))
 			}
 		}

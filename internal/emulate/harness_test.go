@@ -101,6 +101,9 @@ type setup struct {
 	// publishing puts the Docker host on a network that publishes ports on
 	// 127.0.0.1 (dockertest.PublishingNetwork), advertised as 127.0.0.1.
 	publishing bool
+	// aws, if set, is given the DynamoDB and SQS endpoints the stack would
+	// use and returns the ones it uses instead (a fault proxy in front).
+	aws func(ddbURL, sqsURL string) (string, string)
 }
 
 // stack is one emulated stack, running in the test.
@@ -194,6 +197,9 @@ func start(t testing.TB, s setup) *stack {
 	if s.meter {
 		st.meter = newAWSMeter(t, ddbURL, sqsURL, params["TablePrefix"])
 		stackDDB, stackSQS = st.meter.ddbURL, st.meter.sqsURL
+	}
+	if s.aws != nil {
+		stackDDB, stackSQS = s.aws(stackDDB, stackSQS)
 	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"AWS_ENDPOINT_URL_DYNAMODB=" + stackDDB, "AWS_ENDPOINT_URL_SQS=" + stackSQS, "AWS_REGION=us-east-1"}

@@ -1,0 +1,168 @@
+package emulate_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/berth-io/berth/internal/emulate"
+	"github.com/berth-io/berth/internal/runtime"
+)
+
+// killFunction SIGKILLs one live execution environment (the RIE and the
+// bootstrap it runs) of a function picked by weight, as Lambda ends an
+// invocation at its timeout or on an out-of-memory; the emulator starts a
+// new one on the next invocation (a cold start in the middle of the
+// burst).
+func (r *emuChaos) killFunction(rng *rand.Rand) {
+	total := 0
+	for _, k := range killable {
+		total += k.weight
+	}
+	x, first := rng.IntN(total), 0
+	for i, k := range killable {
+		if x < k.weight {
+			first = i
+			break
+		}
+		x -= k.weight
+	}
+	// The function picked, or the next one that has a live environment
+	// (one just killed may not have been invoked again yet).
+	var fn string
+	var alive []int
+	for i := range killable {
+		fn = killable[(first+i)%len(killable)].fn
+		for _, pid := range r.st.functionPIDs(fn) {
+			if liveRIE(pid) {
+				alive = append(alive, pid)
+			}
+		}
+		if len(alive) > 0 {
+			break
+		}
+	}
+	if len(alive) == 0 {
+		r.t.Logf("kill skipped: no function has a live execution environment")
+		return
+	}
+	pid := alive[rng.IntN(len(alive))]
+	tree := emulate.Descendants(pid)
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // the RIE's process group
+	for _, c := range tree {
+		_ = syscall.Kill(c, syscall.SIGKILL) // the bootstrap, in a group of its own
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kills[fn]++
+	r.killedEnvs++
+}
+
+// liveRIE reports whether pid is a running RIE of this test's emulator (a
+// PID the emulator reaped may be reused by anything else).
+func liveRIE(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && bytes.Contains(cmdline, []byte("--runtime-interface-emulator-address"))
+}
+
+// tamper kills or removes (straight on the engine) one running container
+// of the stack.
+func (r *emuChaos) tamper(rng *rand.Rand) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var running []runtime.State
+	// A container to hit may take a moment to exist (creates queue behind
+	// faults); without one by then, the fault is skipped.
+	for deadline := time.Now().Add(10 * time.Second); len(running) == 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		states, err := r.st.rt.List(ctx)
+		if err != nil {
+			r.t.Logf("tampering skipped: listing: %v", err)
+			return
+		}
+		for _, s := range states {
+			if s.Phase == runtime.PhaseRunning && s.InstanceID != "" {
+				running = append(running, s)
+			}
+		}
+	}
+	if len(running) == 0 {
+		r.t.Logf("tampering skipped: no running container")
+		return
+	}
+	sort.Slice(running, func(i, j int) bool { return running[i].InstanceID < running[j].InstanceID })
+	for range 3 { // one that ended or went in the meantime: another
+		if len(running) == 0 || r.tamperWith(ctx, rng, running[rng.IntN(len(running))]) {
+			return
+		}
+	}
+}
+
+// tamperWith kills or removes one container; false if it was not there
+// to be hit (it ended or went in the meantime: berth's own doing).
+func (r *emuChaos) tamperWith(ctx context.Context, rng *rand.Rand, s runtime.State) bool {
+	cli := r.st.rt.Client(s.Node)
+	if cli == nil {
+		r.t.Fatalf("no engine client for node %q", s.Node)
+	}
+	remove := rng.IntN(2) == 0
+	var err error
+	if remove {
+		_, err = cli.ContainerRemove(ctx, s.RuntimeID, client.ContainerRemoveOptions{Force: true})
+	} else {
+		_, err = cli.ContainerKill(ctx, s.RuntimeID, client.ContainerKillOptions{Signal: "KILL"})
+	}
+	if err != nil {
+		r.t.Logf("tampering with %s: %v", s.InstanceID, err)
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if remove {
+		r.removed++
+		r.tampered[s.InstanceID] = "removed"
+	} else {
+		r.killed++
+		if r.tampered[s.InstanceID] == "" {
+			r.tampered[s.InstanceID] = "killed"
+		}
+	}
+	return true
+}
+
+// invocationResults counts, by function and result, the invocations the
+// emulator logged. A crash is an invocation a kill ended (a killed idle
+// environment is not invoked again); the dispatcher's failed invocations
+// are stream batches retried.
+func invocationResults(logs string) map[string]map[emulate.Result]int {
+	out := map[string]map[emulate.Result]int{}
+	for _, l := range strings.Split(logs, "\n") {
+		if !strings.Contains(l, `"msg":"invoke"`) {
+			continue
+		}
+		var rec struct{ Function, Result string }
+		if json.Unmarshal([]byte(l), &rec) != nil || rec.Function == "" {
+			continue
+		}
+		if out[rec.Function] == nil {
+			out[rec.Function] = map[emulate.Result]int{}
+		}
+		out[rec.Function][emulate.Result(rec.Result)]++
+	}
+	return out
+}
