@@ -31,10 +31,6 @@ GOTESTFLAGS ?=
 RACE ?= $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && [ "$$($(GO) env CGO_ENABLED)" = 1 ] && echo -race)
 export GORACE ?= atexit_sleep_ms=0
 TEST_TIMEOUT ?= 20m
-# Tests marked t.Parallel run this many at a time in each test binary (go test's default is GOMAXPROCS,
-# 2 here). Most of the long tests wait on Docker, DynamoDB Local, Kubernetes or a berth serve process
-# rather than compute, so 4 at a time overlaps their waits (docs/performance.md, "The test suite").
-TEST_PARALLEL ?= 4
 BENCH ?= .
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 1
@@ -85,7 +81,7 @@ endef
 $(foreach f,$(SAM_FUNCTIONS),$(eval $(call sam_build_target,$(word 1,$(subst :, ,$(f))),$(word 2,$(subst :, ,$(f))))))
 
 test:
-	$(SERVICES) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) $(RACE) $(GOTESTFLAGS) $(PKGS)
+	$(SERVICES) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(RACE) $(GOTESTFLAGS) $(PKGS)
 	$(if $(INFRA),$(MAKE) --no-print-directory test-infra)
 
 # No -race: the tests drive jsii from one goroutine, and the race build of the CDK bindings
