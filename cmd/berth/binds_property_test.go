@@ -95,6 +95,7 @@ type bindsRun struct {
 // another owner's mark in a mount that is not shared.
 // BERTH_BINDS_SEED replays a run.
 func TestServeBindsProperty(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts berth serve and containers")
 	}

@@ -140,6 +140,7 @@ type chaosRun struct {
 // berth serve runs only on the embedded store (bolt); the DynamoDB store is
 // the AWS deployment's and is not reachable through serve.
 func TestServeChaos(t *testing.T) {
+	t.Parallel()
 	plan := chaosPlanFromEnv(t)
 	t.Logf("chaos seed %d (replay: %s=%d), %d operations, %d kills, %d tampers, %d outage(s) of %s against a retry budget of %s",
 		plan.seed, envChaosSeed, plan.seed, plan.ops, plan.kills, plan.tampers, plan.outages, plan.outage, plan.budget)

@@ -201,6 +201,7 @@ func (b *browser) shot(name string) {
 // container; an admin edits a template and sees the server's 422 at the
 // field. axe-core checks every page, and each page is checked at 360 px.
 func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{noImageRefresh: true})
 	e.start()
 	e.putTemplates()
@@ -377,6 +378,7 @@ func TestConsoleInBrowser(t *testing.T) {
 // `make run` starts), the console asks for no sign-in and shows the local
 // admin's containers, and the start-up output names the console's URL.
 func TestConsoleLocalAdmin(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{noTokens: true, noImageRefresh: true})
 	e.start()
 	url := "http://" + e.addr + "/console"

@@ -50,6 +50,7 @@ func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
 // (testdata/genclient). Its exchanges pass through a proxy that checks
 // them against the document as well.
 func TestGeneratedClient(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{})
 	e.start()
 	e.putTemplates()

@@ -22,6 +22,7 @@ import (
 // instance stays failed and its events say the container was stopped.
 // Before, the container ran on until it was older than orphan_grace.
 func TestServeFailedInstanceConverges(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		every time.Duration
@@ -30,6 +31,7 @@ func TestServeFailedInstanceConverges(t *testing.T) {
 		{"reconcile every 2s", 2 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			e := newServeEnv(t, serveOptions{reconcileEvery: c.every})
 			e.start()
 			// Fails its first run (exit 3); runs on when started again.

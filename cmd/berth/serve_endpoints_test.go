@@ -14,6 +14,7 @@ import (
 // where each published port answers, in the API and `berth containers
 // get`, and names none once stopped.
 func TestServeEndpoints(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{publishing: true})
 	e.start()
 	e.must(e.call("PUT", "/api/templates/web", adminToken, container.Template{Runtime: "docker", Image: e.image,

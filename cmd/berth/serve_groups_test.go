@@ -76,6 +76,7 @@ func (e *serveEnv) groupResult(r apiResp) container.GroupResult {
 // on failure, delete on finish, reset allowed) through the HTTP API of a
 // real `berth serve` on a real Docker engine.
 func TestServeGroups(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{maxConcurrency: 1})
 	e.start()
 	e.putTemplates()
@@ -182,6 +183,7 @@ func testFinishOrReset(t *testing.T, e *serveEnv, group string, call func() apiR
 // runs; the member exits while berth is down; at the next start the exit is
 // found and delete_container_on_node_success is applied exactly once.
 func TestServeGroupCleanupAfterCrash(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{})
 	e.start()
 	e.putTemplates()
@@ -214,9 +216,11 @@ func TestServeGroupCleanupAfterCrash(t *testing.T) {
 // failed (with dag_node_cleanup_on_failed) when it is false; a group reset
 // is refused (409) when cleanup_dag_node_containers_before_start is false.
 func TestServeRecoverRunningDAG(t *testing.T) {
+	t.Parallel()
 	for _, recover := range []bool{true, false} {
 		name := "recover_running_dag_on_start=" + map[bool]string{true: "true", false: "false"}[recover]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			keys := name[len("recover_running_dag_on_start="):]
 			// The kill comes right after the creates, so a ContainerCreate is
 			// often in flight: the engine finishes it after berth is gone, and
@@ -283,8 +287,10 @@ func countBefore(evs []container.Event, typ string) int {
 // of every template is looked up on each host at start and shown on GET
 // /api/templates/{name} (present, missing); with false nothing is looked up.
 func TestServeImageStatus(t *testing.T) {
+	t.Parallel()
 	for _, refresh := range []bool{true, false} {
 		t.Run(map[bool]string{true: "refresh_image_status_on_start=true", false: "refresh_image_status_on_start=false"}[refresh], func(t *testing.T) {
+			t.Parallel()
 			e := newServeEnv(t, serveOptions{noImageRefresh: !refresh})
 			e.start()
 			e.putTemplates()

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -180,9 +181,19 @@ docker:
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		states, _ := e.engine.List(ctx)
+		// A few deletes at a time: a burst test leaves 50 containers,
+		// which one by one took half a minute on a loaded machine.
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 8)
 		for _, st := range states {
-			_ = e.engine.Delete(ctx, st.Ref)
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				_ = e.engine.Delete(ctx, st.Ref)
+			}()
 		}
+		wg.Wait()
 		e.engine.Close()
 		if e.kube != nil {
 			pods, _ := e.kube.List(ctx)

@@ -53,6 +53,7 @@ func (e *serveEnv) pods() map[string][]runtime.State {
 // configured, create → running (a Pod labelled with the instance id) →
 // stop (Pod gone, stopped) → start (a new Pod) → delete (Pod gone, 404).
 func TestServeKubernetesLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{kubernetes: true})
 	e.start()
 	e.putKubeTemplates()
@@ -102,6 +103,7 @@ func TestServeKubernetesLifecycle(t *testing.T) {
 // the reason once create_start_timeout passes (and is removed); Pods that
 // end by themselves leave the exit code.
 func TestServeKubernetesFailures(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{kubernetes: true, createStartTimeout: 4 * time.Second})
 	e.start()
 	e.putKubeTemplates()
@@ -136,6 +138,7 @@ func TestServeKubernetesFailures(t *testing.T) {
 // start again: every instance runs with exactly one Pod, and no Pod is
 // left without an instance.
 func TestServeKubernetesCrash(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{kubernetes: true})
 	e.start()
 	e.putKubeTemplates()

@@ -15,6 +15,7 @@ import (
 // still says why it ended, in its own last lines, through the events route
 // and `berth containers events`; the lines are in none of berth's own logs.
 func TestServeLastWords(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{containerKeys: "dag_node_cleanup_on_failed: delete\n"})
 	e.start()
 	const why = "why-6f1c: the disk is full"

@@ -15,6 +15,7 @@ import (
 // still owed, and the next start completes it: every instance converges
 // with exactly one container and none is lost.
 func TestServeSIGTERMDrain(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{maxConcurrency: 2})
 	e.start()
 	e.putTemplates()
@@ -56,6 +57,7 @@ func TestServeSIGTERMDrain(t *testing.T) {
 // request is the local admin, and so it is: no token needed, admin routes
 // open, and containers are owned by "local".
 func TestServeNoTokensLocalAdmin(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{noTokens: true})
 	e.start()
 	const banner = `identity: no auth.tokens configured: every request is served as the single local admin user "local"`
@@ -84,6 +86,7 @@ func TestServeNoTokensLocalAdmin(t *testing.T) {
 // berth (the admins' report says which host) but leaves it ready, and
 // nobody else learns the engine's error text.
 func TestServeHealthDegraded(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{downHost: true})
 	e.start() // waits for /readyz: 200 although "gone" is down
 	var health struct {

@@ -19,6 +19,7 @@ import (
 // timestamps, the answer's bound and its continuation, owners only, and a
 // follow that ends when the container does.
 func TestServeLogs(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{})
 	e.start()
 	const lines = httpapi.DefaultLogsMaxLines + 50

@@ -21,6 +21,7 @@ import (
 // a template PUT with a 422 and every create at once with a 503 naming the
 // missing keys, and holds no admission slot for them.
 func TestServeWithoutRuntime(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := config.Default()

@@ -15,6 +15,7 @@ import (
 // own SIGTERM handling with exit code 0, not by the kill after the stop
 // grace (137), which is what a PID 1 without a handler gets.
 func TestServeSampleTemplateStops(t *testing.T) {
+	t.Parallel()
 	tpls, err := readTemplates("../../testdata/templates")
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 // API response (to its owner or to an admin), no stored record and no log
 // line of the server.
 func TestServeSecretEnv(t *testing.T) {
+	t.Parallel()
 	value := "s3cr3t-" + strings.ToLower(container.NewID())
 	file := filepath.Join(t.TempDir(), "secrets.yml")
 	if err := os.WriteFile(file, []byte("db-password: "+value+"\n"), 0o600); err != nil {
@@ -86,6 +87,7 @@ func TestServeSecretEnv(t *testing.T) {
 // its (non-admin) owner reads of it, the instance and its events, names no
 // server path, while the server's log keeps where it looked.
 func TestServeMissingSecretNoServerPath(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "secrets.yml")
 	if err := os.WriteFile(file, []byte("other: x\n"), 0o600); err != nil {

@@ -36,9 +36,11 @@ func eventAt(t *testing.T, evs []container.Event, typ string) time.Time {
 // name) and its container are deleted, and the other node's member is left
 // alone. With the key false the stale member stays.
 func TestServeStaleMembers(t *testing.T) {
+	t.Parallel()
 	for _, on := range []bool{true, false} {
 		key := map[bool]string{true: "true", false: "false"}[on]
 		t.Run("cleanup_dag_node_containers_before_start="+key, func(t *testing.T) {
+			t.Parallel()
 			e := newServeEnv(t, serveOptions{containerKeys: "cleanup_dag_node_containers_before_start: " + key +
 				"\ndag_node_cleanup_on_failed: none\ndelete_container_on_node_success: false"})
 			e.start()

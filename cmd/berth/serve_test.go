@@ -18,6 +18,7 @@ import (
 // TestServeEndToEnd: the README's walk through the HTTP API of a real
 // `berth serve` on a real Docker engine.
 func TestServeEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{})
 	e.start()
 	e.putTemplates()
@@ -89,6 +90,7 @@ func TestServeEndToEnd(t *testing.T) {
 // TestServeCrashRecovery: kill -9 during creates, start again: every
 // instance converges, with exactly one container each and no orphan.
 func TestServeCrashRecovery(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{})
 	e.start()
 	e.putTemplates()
@@ -120,6 +122,7 @@ func TestServeCrashRecovery(t *testing.T) {
 // TestServeRecoveryLoop: a container removed behind berth's back updates its
 // instance; a berth container without an instance is removed.
 func TestServeRecoveryLoop(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{orphanGrace: time.Second, reconcileEvery: time.Second})
 	e.start()
 	e.putTemplates()
@@ -163,6 +166,7 @@ func TestServeRecoveryLoop(t *testing.T) {
 // 50: unfinished creates never exceed 50 (the rest are 429), never more than
 // 3 are creating at once, and every accepted one runs in the end.
 func TestServeBurst(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{maxConcurrency: 3, maxPending: 50})
 	e.start()
 	e.putTemplates()

@@ -90,6 +90,7 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 // event's seq (the order is restorable), and the duplicates of one change
 // share one webhook-id.
 func TestServeWebhooksAtLeastOnce(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{extra: "\nwebhooks:\n  allowed_networks: [127.0.0.0/8]\n"})
 	e.start()
 	e.putTemplates()

@@ -36,6 +36,10 @@ func TestCfnLint(t *testing.T) {
 			if err := os.WriteFile(path, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			// The synth above drives jsii, which takes one caller at a time: each case
+			// synthesizes in turn, and only cfn-lint (a Python process of its own,
+			// ~30-60 s a case on 2 cores) runs beside the other cases' lints.
+			t.Parallel()
 			args := []string{"--format", "parseable"}
 			for _, c := range lintIgnored {
 				args = append(args, "--ignore-checks", c)

@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 )
 
@@ -97,7 +98,8 @@ func WithRetry(maxRetries int, maxDelay time.Duration) Option {
 }
 
 // WithWaitMax sets the longest wait one GET /wait asks the server for
-// (default 25 s, the API's maximum); Wait loops for longer timeouts.
+// (default config.DefaultWaitMax, the API's maximum); Wait loops for longer
+// timeouts.
 func WithWaitMax(d time.Duration) Option { return func(c *Client) { c.waitMax = d } }
 
 // WithRequestTimeout bounds each HTTP exchange other than a wait (default 30 s,
@@ -121,14 +123,14 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 	u.RawPath = ""
 	c := &Client{
 		base: u, token: token, hc: &http.Client{}, userAgent: "berth-cli/" + Version,
-		maxRetries: 3, maxDelay: 10 * time.Second, waitMax: 25 * time.Second, reqTimeout: 30 * time.Second,
+		maxRetries: 3, maxDelay: 10 * time.Second, waitMax: config.DefaultWaitMax, reqTimeout: 30 * time.Second,
 		pollWait: DefaultLogsPollWait, pollMaxWait: DefaultLogsPollMaxWait, sleep: sleepCtx,
 	}
 	for _, o := range opts {
 		o(c)
 	}
 	if c.waitMax <= 0 {
-		c.waitMax = 25 * time.Second
+		c.waitMax = config.DefaultWaitMax
 	}
 	c.pollMaxWait = max(c.pollMaxWait, c.pollWait)
 	return c, nil

@@ -14,8 +14,10 @@ type Auth struct {
 	// local server runs as a single local admin (and says so at start-up).
 	Tokens Tokens `yaml:"tokens"`
 	// AdminClaim is the JWT claim holding the caller's groups (API Gateway).
+	// Defaults to DefaultAdminClaim.
 	AdminClaim string `yaml:"admin_claim"`
 	// AdminGroup is the group in AdminClaim that makes a caller an admin.
+	// Defaults to DefaultAdminGroup.
 	AdminGroup string `yaml:"admin_group"`
 	// OIDCIssuer is the OpenID Connect issuer the web console signs in
 	// with (authorization code flow with PKCE, in the browser): the stack's
@@ -26,6 +28,14 @@ type Auth struct {
 	// (no secret) whose callback URL is the console's (<base URL>/console).
 	OIDCClientID string `yaml:"oidc_client_id"`
 }
+
+// Defaults of the `auth:` claims, which the Lambda adapter
+// (lambdahttp.DefaultAdminClaim) and the emulator's front door fall back on
+// too: Cognito's groups claim and the stack's admin group.
+const (
+	DefaultAdminClaim = "cognito:groups"
+	DefaultAdminGroup = "berth-admin"
+)
 
 // Token is one local bearer token and the caller it stands for.
 type Token struct {

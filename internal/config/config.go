@@ -74,7 +74,7 @@ type Container struct {
 	ReconcileEvery time.Duration `yaml:"reconcile_every"`
 	// OrphanGrace is how old a berth container without an instance must be
 	// before the reconciler removes it (so a create racing its instance
-	// write is never hit).
+	// write is never hit). Defaults to DefaultOrphanGrace.
 	OrphanGrace time.Duration `yaml:"orphan_grace"`
 	// AllowedRuntimes are the runtimes templates may name.
 	AllowedRuntimes []string `yaml:"allowed_runtimes"`
@@ -101,8 +101,10 @@ type Server struct {
 	// DataDir holds local state (the bolt file by default).
 	DataDir string `yaml:"data_dir"`
 	// RequestBodyLimit is the largest request body in bytes (413 beyond).
+	// Defaults to DefaultRequestBodyLimit.
 	RequestBodyLimit int64 `yaml:"request_body_limit"`
-	// WaitMax caps the timeout of GET /api/containers/{id}/wait.
+	// WaitMax caps the timeout of GET /api/containers/{id}/wait. Defaults
+	// to DefaultWaitMax.
 	WaitMax time.Duration `yaml:"wait_max"`
 	// Metrics is where `berth serve` writes its CloudWatch Embedded Metric
 	// Format lines: MetricsNone or MetricsStdout. The Lambda functions
@@ -154,6 +156,14 @@ const (
 	DefaultWriteTimeout      = time.Minute
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultMaxHeaderBytes    = 32 << 10
+	// DefaultRequestBodyLimit is server.request_body_limit's default, and
+	// the API handler's when it is given none (httpapi.Options.BodyLimit).
+	DefaultRequestBodyLimit = 64 << 10
+	// DefaultWaitMax is server.wait_max's default: the longest GET
+	// /api/containers/{id}/wait, under API Gateway's 30 s. The API handler
+	// (httpapi.Options.WaitMax) and the client (client.WithWaitMax) fall
+	// back on it.
+	DefaultWaitMax = 25 * time.Second
 )
 
 // DefaultMaxWaitersPerCaller is server.max_waiters_per_caller's default, an
@@ -288,6 +298,10 @@ const (
 	DefaultStopGracePeriod = 10 * time.Second
 	// DefaultWorkspaceRoot is container.workspace_root's default.
 	DefaultWorkspaceRoot = "/srv/berth/workspaces"
+	// DefaultOrphanGrace is container.orphan_grace's default, and the
+	// reconciler's when it is given none (reconcile.DefaultOrphanGrace):
+	// far longer than any create takes to write its instance.
+	DefaultOrphanGrace = 5 * time.Minute
 )
 
 // DefaultUnavailableRetryFor is container.unavailable_retry_for's default:
@@ -329,14 +343,14 @@ func defaults() *Config {
 			WorkspaceRoot:                       DefaultWorkspaceRoot,
 			OutboxSweepAfter:                    30 * time.Second,
 			ReconcileEvery:                      30 * time.Second,
-			OrphanGrace:                         5 * time.Minute,
+			OrphanGrace:                         DefaultOrphanGrace,
 			AllowedRuntimes:                     []string{container.RuntimeDocker},
 		},
 		Server: Server{
 			Addr:              "127.0.0.1:8080",
 			DataDir:           "./.berth",
-			RequestBodyLimit:  64 << 10,
-			WaitMax:           25 * time.Second,
+			RequestBodyLimit:  DefaultRequestBodyLimit,
+			WaitMax:           DefaultWaitMax,
 			Metrics:           DefaultServerMetrics,
 			MaxWaiters:        DefaultMaxWaiters,
 			ReadHeaderTimeout: DefaultReadHeaderTimeout,
@@ -352,8 +366,8 @@ func defaults() *Config {
 			TablePrefix: "berth-",
 		},
 		Auth: Auth{
-			AdminClaim: "cognito:groups",
-			AdminGroup: "berth-admin",
+			AdminClaim: DefaultAdminClaim,
+			AdminGroup: DefaultAdminGroup,
 		},
 		Queue: Queue{
 			Backend:           QueueMemory,

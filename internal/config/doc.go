@@ -9,6 +9,11 @@
 //
 //  1. Defaults ([Default]): the container-worker-queue keys' values plus
 //     berth's own, chosen so that `berth serve` runs with no file at all.
+//     Each key's default is a Default… constant here, next to the key: the
+//     packages that take the same value as an option of their own (httpapi,
+//     client, reconcile, lambdahttp) refer to that constant instead of
+//     writing the number again. config imports none of them, so every
+//     package may import it.
 //  2. The YAML file, if a path is given. Unknown keys are errors, so a typo
 //     fails at start-up instead of silently keeping a default.
 //  3. Environment variables, named BERTH_<SECTION>_<KEY> in upper case, e.g.

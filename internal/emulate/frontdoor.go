@@ -150,7 +150,7 @@ func (fd *frontDoor) adminClaim() string {
 	if fd.auth.AdminClaim != "" {
 		return fd.auth.AdminClaim
 	}
-	return "cognito:groups"
+	return config.DefaultAdminClaim
 }
 
 func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/console"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
@@ -36,15 +37,17 @@ type Options struct {
 	Manager *manager.Manager
 	Auth    Authenticator
 	Logger  *slog.Logger
-	// BodyLimit caps request bodies (default 64 KiB): larger is 413.
+	// BodyLimit caps request bodies: larger is 413. Defaults to
+	// config.DefaultRequestBodyLimit.
 	BodyLimit int64
-	// WaitMax caps GET /wait's timeout (default 25 s, under API Gateway's 30 s).
+	// WaitMax caps GET /wait's timeout. Defaults to config.DefaultWaitMax.
 	WaitMax time.Duration
 	// Health, if set, serves GET /readyz (anyone: ready or not, nothing
 	// more) and GET /healthz (admins: the detailed report). GET /livez is
 	// always served.
 	Health HealthFunc
-	// RetryAfter is what a 429 or 503 asks clients to wait (default 2 s).
+	// RetryAfter is what a 429 or 503 asks clients to wait. Defaults to
+	// DefaultRetryAfter.
 	RetryAfter time.Duration
 	// MaxWaiters caps the GET /wait calls served at once; beyond it a
 	// wait is 429 with Retry-After. Each waiter holds a connection and a
@@ -66,6 +69,9 @@ type Options struct {
 	// identity provider, if any).
 	Console console.Options
 }
+
+// DefaultRetryAfter is Options.RetryAfter's default.
+const DefaultRetryAfter = 2 * time.Second
 
 type handler struct {
 	m          *manager.Manager
@@ -113,13 +119,13 @@ func New(o Options) http.Handler {
 		h.log = slog.Default()
 	}
 	if h.bodyLimit <= 0 {
-		h.bodyLimit = 64 << 10
+		h.bodyLimit = config.DefaultRequestBodyLimit
 	}
 	if h.waitMax <= 0 {
-		h.waitMax = 25 * time.Second
+		h.waitMax = config.DefaultWaitMax
 	}
 	if h.retryAfter <= 0 {
-		h.retryAfter = 2 * time.Second
+		h.retryAfter = DefaultRetryAfter
 	}
 	h.waiters = newWaiterLimits(o.MaxWaiters, o.MaxWaitersPerCaller)
 	// One pattern per path, methods dispatched by hand, so that 404 and 405

@@ -28,14 +28,15 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/identity"
 )
 
-// Defaults of Options.AdminClaim and Options.AdminGroup (config auth.admin_claim
-// and auth.admin_group).
+// Defaults of Options.AdminClaim and Options.AdminGroup: those of config's
+// auth.admin_claim and auth.admin_group, kept in config with the keys.
 const (
-	DefaultAdminClaim = "cognito:groups"
-	DefaultAdminGroup = "berth-admin"
+	DefaultAdminClaim = config.DefaultAdminClaim
+	DefaultAdminGroup = config.DefaultAdminGroup
 )
 
 // RequestIDHeader is where API Gateway's request id is passed to the

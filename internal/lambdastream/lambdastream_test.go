@@ -21,6 +21,7 @@ import (
 	"github.com/berth-io/berth/internal/lambdastream"
 	"github.com/berth-io/berth/internal/lambdastream/streampump"
 	"github.com/berth-io/berth/internal/outbox"
+	"github.com/berth-io/berth/internal/outbox/outboxtest"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/store/dynamostore"
@@ -150,7 +151,7 @@ func TestStreamHandlerOnDynamoDBLocal(t *testing.T) {
 	if len(ds) != 1 {
 		t.Fatalf("%d messages on the create queue, want 1", len(ds))
 	}
-	m := decode(t, ds[0])
+	m := outboxtest.Decode(t, ds[0])
 	want := outbox.FromItem(it)
 	if m.OutboxID != want.OutboxID || m.InstanceID != want.InstanceID || m.Op != container.OpCreate ||
 		m.InstanceVersion != want.InstanceVersion || m.RequestID != want.RequestID || !m.CommittedAt.Equal(want.CommittedAt) {
@@ -178,7 +179,7 @@ func TestStreamHandlerOnDynamoDBLocal(t *testing.T) {
 		t.Fatalf("batch item failures on redelivery %v", failed)
 	}
 	ds2 := receiveAll(t, e.create, 1, 10*time.Second)
-	if len(ds2) != 1 || decode(t, ds2[0]).OutboxID != it.ID || ds2[0].MessageID == ds[0].MessageID {
+	if len(ds2) != 1 || outboxtest.Decode(t, ds2[0]).OutboxID != it.ID || ds2[0].MessageID == ds[0].MessageID {
 		t.Errorf("redelivery: %d messages, want a second message for outbox item %s", len(ds2), it.ID)
 	}
 	for _, d := range append(ds, ds2...) {
@@ -214,7 +215,7 @@ func TestStreamHandlerPoisonRecord(t *testing.T) {
 	}
 	got := map[string]bool{}
 	for _, d := range receiveAll(t, e.create, 2, 10*time.Second) {
-		got[decode(t, d).OutboxID] = true
+		got[outboxtest.Decode(t, d).OutboxID] = true
 	}
 	if !got[items[0].ID] || !got[items[2].ID] || len(got) != 2 {
 		t.Errorf("dispatched %v, want the two good items", got)
@@ -274,7 +275,7 @@ func TestStreamHandlerReportsFailedSends(t *testing.T) {
 			t.Errorf("item %s is %s, want dispatched", id, st)
 		}
 	}
-	if ds := receiveAll(t, e.lifecycle, 1, 10*time.Second); len(ds) != 1 || decode(t, ds[0]).OutboxID != stop.ID {
+	if ds := receiveAll(t, e.lifecycle, 1, 10*time.Second); len(ds) != 1 || outboxtest.Decode(t, ds[0]).OutboxID != stop.ID {
 		t.Errorf("lifecycle queue: %d messages, want the stop", len(ds))
 	}
 }
@@ -327,7 +328,7 @@ func TestLatencyThroughStream(t *testing.T) {
 			t.Fatalf("Receive: %d, %v", len(ds), err)
 		}
 		got := time.Now()
-		if id := decode(t, ds[0]).OutboxID; id != p.Outbox.ID {
+		if id := outboxtest.Decode(t, ds[0]).OutboxID; id != p.Outbox.ID {
 			t.Fatalf("message for %s, want %s", id, p.Outbox.ID)
 		}
 		_ = e.create.Ack(context.Background(), ds[0])

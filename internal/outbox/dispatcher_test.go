@@ -10,6 +10,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/outbox"
+	"github.com/berth-io/berth/internal/outbox/outboxtest"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/storetest"
@@ -58,7 +59,7 @@ func TestDispatchRoutesBatchesAndMarks(t *testing.T) {
 			t.Fatalf("%d messages, want %d", len(ds), want)
 		}
 		for _, del := range ds {
-			m := decode(t, del)
+			m := outboxtest.Decode(t, del)
 			it, ok := byID[m.OutboxID]
 			if !ok {
 				t.Fatalf("message for unknown outbox item %s", m.OutboxID)

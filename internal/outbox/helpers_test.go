@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/memqueue"
 	"github.com/berth-io/berth/internal/testenv"
@@ -57,15 +56,6 @@ func drain(t testing.TB, q queue.Queue) []queue.Delivery {
 		}
 		out = append(out, ds...)
 	}
-}
-
-func decode(t testing.TB, d queue.Delivery) outbox.Message {
-	t.Helper()
-	m, err := outbox.Decode(d.Body)
-	if err != nil {
-		t.Fatalf("message body %q: %v", d.Body, err)
-	}
-	return m
 }
 
 func testLogger(w *testenv.SyncBuffer) *slog.Logger {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/outbox"
+	"github.com/berth-io/berth/internal/outbox/outboxtest"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/storetest"
@@ -43,7 +44,7 @@ func TestWatcherDispatchesOnNotify(t *testing.T) {
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("Receive after a notified create: %d messages, %v", len(ds), err)
 	}
-	if m := decode(t, ds[0]); m.OutboxID != p.Outbox.ID {
+	if m := outboxtest.Decode(t, ds[0]); m.OutboxID != p.Outbox.ID {
 		t.Errorf("message for %s, want %s", m.OutboxID, p.Outbox.ID)
 	}
 	// Marked dispatched right after the send.
@@ -58,7 +59,7 @@ func TestWatcherDispatchesOnNotify(t *testing.T) {
 	// A transition carrying an outbox item notifies too.
 	stop := storetest.CommitRequest(t, nst, container.OpStop)
 	ds, err = lq.Receive(context.Background(), 1, 5*time.Second)
-	if err != nil || len(ds) != 1 || decode(t, ds[0]).OutboxID != stop.ID {
+	if err != nil || len(ds) != 1 || outboxtest.Decode(t, ds[0]).OutboxID != stop.ID {
 		t.Fatalf("Receive after a notified stop: %v, %v", ds, err)
 	}
 }
@@ -81,7 +82,7 @@ func TestWatcherCoalescesBursts(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range ds {
-			id := decode(t, d).OutboxID
+			id := outboxtest.Decode(t, d).OutboxID
 			if got[id] {
 				t.Errorf("item %s dispatched twice by one watcher", id)
 			}
@@ -99,7 +100,7 @@ func TestWatcherDispatchesLeftoversAtStart(t *testing.T) {
 	old := storetest.CommitCreate(t, st, time.Now().Add(-time.Hour)) // pending from before a restart
 	startWatcher(t, st, map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq})
 	ds, err := cq.Receive(context.Background(), 1, 5*time.Second)
-	if err != nil || len(ds) != 1 || decode(t, ds[0]).OutboxID != old.ID {
+	if err != nil || len(ds) != 1 || outboxtest.Decode(t, ds[0]).OutboxID != old.ID {
 		t.Fatalf("Receive after start: %v, %v", ds, err)
 	}
 }
@@ -115,7 +116,7 @@ func TestWatcherSweepCatchesMissedNotifications(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	it := storetest.CommitCreate(t, st, time.Now()) // written without a notification
 	ds, err := cq.Receive(context.Background(), 1, 5*time.Second)
-	if err != nil || len(ds) != 1 || decode(t, ds[0]).OutboxID != it.ID {
+	if err != nil || len(ds) != 1 || outboxtest.Decode(t, ds[0]).OutboxID != it.ID {
 		t.Fatalf("Receive: %v, %v", ds, err)
 	}
 }
@@ -208,7 +209,7 @@ func TestWatcherMarkAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds, err := cq.Receive(ctx, 1, 5*time.Second)
-	if err != nil || len(ds) != 1 || decode(t, ds[0]).OutboxID != first.Outbox.ID {
+	if err != nil || len(ds) != 1 || outboxtest.Decode(t, ds[0]).OutboxID != first.Outbox.ID {
 		t.Fatalf("Receive: %v, %v", ds, err)
 	}
 	if err := st.MarkDone(ctx, first.Outbox.ID, time.Now()); err != nil { // the worker's work
@@ -220,7 +221,7 @@ func TestWatcherMarkAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds, err = cq.Receive(ctx, 10, 5*time.Second)
-	if err != nil || len(ds) != 1 || decode(t, ds[0]).OutboxID != second.Outbox.ID {
+	if err != nil || len(ds) != 1 || outboxtest.Decode(t, ds[0]).OutboxID != second.Outbox.ID {
 		t.Fatalf("Receive after the second create: %d messages, %v", len(ds), err)
 	}
 	waitState(t, st, second.Outbox.ID, container.OutboxDispatched)
@@ -258,7 +259,7 @@ func TestWatcherMarkAfterBurst(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range ds {
-			id := decode(t, d).OutboxID
+			id := outboxtest.Decode(t, d).OutboxID
 			if got[id] || !ids[id] {
 				t.Errorf("item %s sent twice or unknown", id)
 			}

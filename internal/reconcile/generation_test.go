@@ -100,6 +100,7 @@ func (r *takeoverRig) want(id string, status fsm.Status, failedEvents int) {
 // reconcilers, and never a member the new deployment changed; with the key
 // true nothing is failed.
 func TestTakeover(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Run("recover_running_dag_on_start=false", func(t *testing.T) {
 			t.Parallel()

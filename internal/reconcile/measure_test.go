@@ -21,6 +21,7 @@ import (
 // backend (≈ 6 s each here); the timings are logged (-v), the outcomes
 // asserted.
 func TestMeasurePass50(t *testing.T) {
+	t.Parallel()
 	const n = 50
 	// One backend after the other, so that neither pass is timed while the
 	// other backend's 50 containers start.

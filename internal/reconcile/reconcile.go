@@ -29,7 +29,9 @@ type Sweeper interface {
 // Defaults of Options.
 const (
 	DefaultAbsentGrace = time.Minute
-	DefaultOrphanGrace = 5 * time.Minute
+	// DefaultOrphanGrace is container.orphan_grace's default, kept in
+	// config with the key.
+	DefaultOrphanGrace = config.DefaultOrphanGrace
 	DefaultMaxRequeues = 2
 	// DefaultMaxInstances covers 10,000 active instances in one pass (1.6 s
 	// on bolt, 2.5 s on DynamoDB Local, BenchmarkReconcileScale): a smaller

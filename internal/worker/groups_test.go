@@ -21,6 +21,7 @@ import (
 // policy travels as an outbox item written with what asked for it, and a
 // repeated delivery applies it once.
 func TestGroupPolicies(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Run("delete_container_on_node_success=true", func(t *testing.T) {
 			t.Parallel()

@@ -24,6 +24,7 @@ import (
 // lines (bounded) kept with the event of its end; one that exits 0 or that
 // its owner stops has none.
 func TestLastWords(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Run("exit non-zero", func(t *testing.T) {
 			t.Parallel()

@@ -30,6 +30,7 @@ import (
 // and no attempt is spent: on both stores, through the in-process queue
 // and the SQS emulator, whose maxReceiveCount equals max_attempts.
 func TestRuntimeOutage(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		for _, kind := range []string{"memqueue", "sqs"} {
 			t.Run(kind, func(t *testing.T) { t.Parallel(); testOutage(t, newRig(t, b, 0), kind) })
@@ -131,6 +132,7 @@ func testOutage(t *testing.T, r *rig, kind string) {
 // since the runtime was first found unavailable, the operation gives up and
 // the instance says why.
 func TestUnavailableRetryIsBounded(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Parallel()
 		r := newRig(t, b, 0)
@@ -172,6 +174,7 @@ func TestUnavailableRetryIsBounded(t *testing.T) {
 // and SQS's receive count starts again; the fresh message carries the
 // outage's start.
 func TestLambdaResendsDuringOutage(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Parallel()
 		r := newRig(t, b, 0)

@@ -32,6 +32,7 @@ func (r *rig) named(c identity.Caller, tpl, name, group string) container.Instan
 // however often the create is delivered. With the key false nothing is
 // deleted.
 func TestStaleMembers(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		for _, on := range []bool{true, false} {
 			t.Run(map[bool]string{true: "cleanup_dag_node_containers_before_start=true", false: "cleanup_dag_node_containers_before_start=false"}[on], func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 )
 
 func TestWorker(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Run("Lifecycle", func(t *testing.T) { t.Parallel(); testLifecycle(t, newRig(t, b, 0)) })
 		t.Run("ExitCodes", func(t *testing.T) { t.Parallel(); testExitCodes(t, newRig(t, b, 0)) })

@@ -8,6 +8,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // EndpointPorts are the ports RunEndpoints publishes: one per protocol a
@@ -32,7 +33,7 @@ func RunEndpoints(t *testing.T, advertised string, newHarness func(t *testing.T)
 		if h.Timeout == 0 {
 			h.Timeout = 90 * time.Second
 		}
-		ctx := ctxFor(t, h)
+		ctx := testenv.Context(t, h.Timeout)
 		events := watch(t, ctx, h.Runtime)
 		inst := h.Running(t)
 		inst.Spec.Ports = nil
@@ -48,7 +49,7 @@ func testEndpointsWhileRunning(t *testing.T, h Harness, advertised string) {
 	if h.Timeout == 0 {
 		h.Timeout = 90 * time.Second
 	}
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	rt := h.Runtime
 	events := watch(t, ctx, rt)
 	inst := h.Running(t)

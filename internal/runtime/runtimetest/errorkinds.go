@@ -63,7 +63,7 @@ func testErrorKinds(t *testing.T, h Harness) {
 		t.Fatal("the harness has no At: the error-kind cases need a runtime at a given address")
 	}
 	t.Run("UnknownNode", func(t *testing.T) {
-		ctx := ctxFor(t, h)
+		ctx := testenv.Context(t, h.Timeout)
 		inst := h.Running(t)
 		inst.RuntimeNodeName = "no-such-node"
 		calls := append(callsOn("no-such-node", runtime.ErrInvalid),
@@ -78,7 +78,7 @@ func testErrorKinds(t *testing.T, h Harness) {
 		check(t, ctx, h.Runtime, calls)
 	})
 	t.Run("NoNodeHasTheLabels", func(t *testing.T) {
-		ctx := ctxFor(t, h)
+		ctx := testenv.Context(t, h.Timeout)
 		inst := h.Running(t)
 		inst.Spec.Scheduling.HostLabels = map[string]string{"berth-test": "no-node-has-this"}
 		check(t, ctx, h.Runtime, []kindCall{
@@ -87,7 +87,7 @@ func testErrorKinds(t *testing.T, h Harness) {
 		})
 	})
 	t.Run("NodeDown", func(t *testing.T) {
-		ctx := ctxFor(t, h)
+		ctx := testenv.Context(t, h.Timeout)
 		// Nothing listens there: every call is refused before the node
 		// could judge it.
 		rt := h.At(t, "http://"+testenv.FreeAddr(t))
@@ -100,7 +100,7 @@ func testErrorKinds(t *testing.T, h Harness) {
 		check(t, ctx, rt, calls)
 	})
 	t.Run("UnreadableAnswer", func(t *testing.T) {
-		ctx := ctxFor(t, h)
+		ctx := testenv.Context(t, h.Timeout)
 		// A real HTTP server that answers every call with 200 and whole
 		// JSON of a shape no call expects: an answer, but one no client
 		// can type. (A body cut short would read as a connection cut:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // withBind is inst with one bind volume from source.
@@ -23,7 +24,7 @@ func testHostPaths(t *testing.T, h Harness) {
 	if h.BindRoot == "" {
 		t.Fatal("the harness has no BindRoot: the host-path cases need a root its nodes allow")
 	}
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	rt := h.Runtime
 	node, err := rt.Place(ctx, withBind(h.Running(t), path.Join(h.BindRoot, "inside")))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/testenv"
 )
 
 // RunLogs runs the LogReader contract's cases that read what a container
@@ -105,7 +106,7 @@ func ran(t *testing.T, ctx context.Context, h Harness, script string) runtime.Re
 }
 
 func testLogsStreams(t *testing.T, h Harness, lr runtime.LogReader) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	ref := ran(t, ctx, h, "echo out1; echo err1 >&2; echo out2; echo err2 >&2")
 	all := readLogs(t, ctx, lr, ref, runtime.LogOptions{})
 	if got := ofStream(all, runtime.LogStdout); !slices.Equal(got, []string{"out1", "out2"}) {
@@ -131,7 +132,7 @@ func testLogsStreams(t *testing.T, h Harness, lr runtime.LogReader) {
 }
 
 func testLogsTail(t *testing.T, h Harness, lr runtime.LogReader) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	ref := ran(t, ctx, h, "i=1; while [ $i -le 50 ]; do echo line$i; i=$((i+1)); done")
 	if got := texts(readLogs(t, ctx, lr, ref, runtime.LogOptions{})); len(got) != 50 || got[0] != "line1" || got[49] != "line50" {
 		t.Errorf("all lines: %d, %q…", len(got), got[:min(3, len(got))])
@@ -146,7 +147,7 @@ func testLogsTail(t *testing.T, h Harness, lr runtime.LogReader) {
 }
 
 func testLogsSince(t *testing.T, h Harness, lr runtime.LogReader) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	ref := ran(t, ctx, h, "echo early; sleep 1.1; echo late1; echo late2")
 	all := readLogs(t, ctx, lr, ref, runtime.LogOptions{})
 	if got := texts(all); !slices.Equal(got, []string{"early", "late1", "late2"}) {
@@ -171,7 +172,7 @@ func testLogsSince(t *testing.T, h Harness, lr runtime.LogReader) {
 }
 
 func testLogsEmpty(t *testing.T, h Harness, lr runtime.LogReader) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	ref := ran(t, ctx, h, "true")
 	for _, o := range []runtime.LogOptions{{}, {Tail: 10}, {Stream: runtime.LogStderr}, {Follow: true}} {
 		if got := readLogs(t, ctx, lr, ref, o); len(got) != 0 {
@@ -181,7 +182,7 @@ func testLogsEmpty(t *testing.T, h Harness, lr runtime.LogReader) {
 }
 
 func testLogsLongLine(t *testing.T, h Harness, lr runtime.LogReader) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	const n = 3*runtime.MaxLogLine + 1000
 	ref := ran(t, ctx, h, fmt.Sprintf("echo before; head -c %d /dev/zero | tr '\\000' x; echo; echo after", n))
 	got := readLogs(t, ctx, lr, ref, runtime.LogOptions{})
@@ -208,7 +209,7 @@ func testLogsLongLine(t *testing.T, h Harness, lr runtime.LogReader) {
 }
 
 func testLogsBinary(t *testing.T, h Harness, lr runtime.LogReader) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	ref := ran(t, ctx, h, `printf 'a\000b\001\033[31mc\tz\r\n'; printf '\377\376\n'; printf 'no newline at the end'`)
 	got := readLogs(t, ctx, lr, ref, runtime.LogOptions{})
 	if len(got) != 3 {
@@ -228,7 +229,7 @@ func testLogsBinary(t *testing.T, h Harness, lr runtime.LogReader) {
 }
 
 func testLogsFollow(t *testing.T, h Harness, lr runtime.LogReader) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	rt := h.Runtime
 	events := watch(t, ctx, rt)
 	// The follow starts once the container runs, a second before its
@@ -277,7 +278,7 @@ func testLogsFollow(t *testing.T, h Harness, lr runtime.LogReader) {
 }
 
 func testLogsCallbackError(t *testing.T, h Harness, lr runtime.LogReader) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	ref := ran(t, ctx, h, "echo one; echo two; echo three")
 	stop := errors.New("enough")
 	n := 0
@@ -297,7 +298,7 @@ func testLogsCallbackError(t *testing.T, h Harness, lr runtime.LogReader) {
 // testLogsMissing: the logs of a container that is gone, or was never
 // made, are ErrNotFound.
 func testLogsMissing(t *testing.T, h Harness) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	rt := h.Runtime
 	lr := logReader(t, h)
 	events := watch(t, ctx, rt)

@@ -79,12 +79,6 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	})
 }
 
-// ctxFor bounds one case by the harness's Timeout (testenv.Context).
-func ctxFor(t *testing.T, h Harness) context.Context {
-	t.Helper()
-	return testenv.Context(t, h.Timeout)
-}
-
 // createStarted creates and starts inst as a worker does, and records the
 // node placement chose on it.
 func createStarted(t *testing.T, ctx context.Context, rt runtime.Runtime, inst *container.Instance) runtime.Ref {
@@ -142,7 +136,7 @@ func watch(t *testing.T, ctx context.Context, rt runtime.Runtime) <-chan runtime
 }
 
 func testCreateRuns(t *testing.T, h Harness) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	rt := h.Runtime
 	events := watch(t, ctx, rt)
 	inst := h.Running(t)
@@ -164,7 +158,7 @@ func testCreateRuns(t *testing.T, h Harness) {
 }
 
 func testCreateIdempotent(t *testing.T, h Harness) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	rt := h.Runtime
 	inst := h.Running(t)
 	// A retry that never learnt the first attempt's node adopts its object.
@@ -199,7 +193,7 @@ func testCreateIdempotent(t *testing.T, h Harness) {
 }
 
 func testStopThenStart(t *testing.T, h Harness) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	rt := h.Runtime
 	events := watch(t, ctx, rt)
 	inst := h.Running(t)
@@ -238,7 +232,7 @@ func testStopThenStart(t *testing.T, h Harness) {
 }
 
 func testDelete(t *testing.T, h Harness) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	rt := h.Runtime
 	events := watch(t, ctx, rt)
 	inst := h.Running(t)
@@ -263,7 +257,7 @@ func testDelete(t *testing.T, h Harness) {
 func testExitCodes(t *testing.T, h Harness) {
 	for _, code := range []int{0, 3} {
 		t.Run("code", func(t *testing.T) {
-			ctx := ctxFor(t, h)
+			ctx := testenv.Context(t, h.Timeout)
 			rt := h.Runtime
 			events := watch(t, ctx, rt)
 			inst := h.Exiting(t, code)
@@ -288,7 +282,7 @@ func testExitCodes(t *testing.T, h Harness) {
 }
 
 func testWatch(t *testing.T, h Harness) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	rt := h.Runtime
 	events := watch(t, ctx, rt)
 	inst := h.Exiting(t, 7)
@@ -307,7 +301,7 @@ func testWatch(t *testing.T, h Harness) {
 }
 
 func testMissing(t *testing.T, h Harness) {
-	ctx := ctxFor(t, h)
+	ctx := testenv.Context(t, h.Timeout)
 	rt := h.Runtime
 	ref := runtime.Ref{InstanceID: container.NewID()}
 	if err := rt.Start(ctx, ref); !runtime.IsNotFound(err) {
@@ -335,7 +329,7 @@ func testListScope(t *testing.T, h, other Harness) {
 	if other.Timeout == 0 {
 		other.Timeout = 90 * time.Second
 	}
-	ctx := ctxFor(t, other)
+	ctx := testenv.Context(t, other.Timeout)
 	theirs := other.Running(t)
 	createStarted(t, ctx, other.Runtime, &theirs)
 	inst := h.Running(t)
