@@ -42,6 +42,8 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if inst.Status != fsm.Pending && inst.Status != fsm.Creating {
 		return stale("instance is %s", inst.Status)
 	}
+	// Taken up again: an earlier attempt may have started the container.
+	resuming := inst.Status == fsm.Creating
 	if err := w.clearStale(ctx, log, inst, msg); err != nil {
 		return err
 	}
@@ -84,8 +86,10 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 			}
 		}
 	}
-	if err := rt.Start(ctx, ref); err != nil {
-		return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
+	if !resuming || !w.startedBefore(ctx, log, rt, ref) {
+		if err := rt.Start(ctx, ref); err != nil {
+			return w.afterRuntimeError(ctx, log, rt, inst.ID, err)
+		}
 	}
 	st, err := w.waitStable(ctx, rt, ref, createStart.Add(w.timeout))
 	if err != nil {
@@ -95,6 +99,23 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 		return err
 	}
 	return w.checkStillWanted(ctx, log, rt, inst.ID)
+}
+
+// startedBefore reports whether the container a resumed create adopted
+// was already started by an earlier attempt (one whose start reached the
+// runtime but whose answer was lost). Its run is then the create's run: it
+// may have ended and been recorded since, and a second start would run it
+// again behind an instance that is already stopped or failed. The state
+// of that run is reported as a first attempt's would be. When the runtime
+// cannot say, the start goes ahead as before (it fails the same way).
+func (w *Worker) startedBefore(ctx context.Context, log *slog.Logger, rt runtime.Runtime, ref runtime.Ref) bool {
+	st, err := rt.Inspect(ctx, ref)
+	if err != nil || st.StartedAt == nil {
+		return false
+	}
+	log.InfoContext(ctx, "container already started by an earlier attempt; not starting it again",
+		"started_at", st.StartedAt, "phase", st.Phase)
+	return true
 }
 
 func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message) error {

@@ -25,6 +25,7 @@ func TestWorker(t *testing.T) {
 		t.Run("DeleteDuringCreate", func(t *testing.T) { t.Parallel(); testDeleteDuringCreate(t, newRig(t, b, 0)) })
 		t.Run("DeleteRacesCreate", func(t *testing.T) { t.Parallel(); testDeleteRacesCreate(t, newRig(t, b, 0)) })
 		t.Run("CrashBetweenRuntimeAndStatusWrite", func(t *testing.T) { t.Parallel(); testCrashAfterStart(t, newRig(t, b, 0)) })
+		t.Run("ResumedCreateStartsOnce", func(t *testing.T) { t.Parallel(); testResumedCreateStartsOnce(t, newRig(t, b, 0)) })
 		t.Run("RuntimeFailsThenSucceeds", func(t *testing.T) { t.Parallel(); testFailsThenSucceeds(t, newRig(t, b, 0)) })
 		t.Run("RuntimeFailsAlways", func(t *testing.T) { t.Parallel(); testFailsAlways(t, newRig(t, b, 0)) })
 		t.Run("InvocationDeadlineHandsBack", func(t *testing.T) { t.Parallel(); testInvocationDeadline(t, newRig(t, b, 0)) })
