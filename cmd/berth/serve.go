@@ -192,11 +192,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 		queues[name] = q
 	}
 	s.dispatcher = &outbox.Dispatcher{Queues: queues, Store: st, Metrics: emf, Logger: log}
-	// The queues live in this process, so the dispatch mark can wait
-	// (MarkAfter): a create the worker finishes first is never marked,
-	// and the mark does not hold up the worker's claim.
-	s.watcher = outbox.NewWatcher(s.dispatcher, outbox.WatcherOptions{SweepEvery: cfg.Container.OutboxSweepAfter,
-		MarkAfter: min(outbox.DefaultMarkAfter, cfg.Container.OutboxSweepAfter/4), Logger: log})
+	s.watcher = outbox.NewWatcher(s.dispatcher, outbox.WatcherOptions{SweepEvery: cfg.Container.OutboxSweepAfter, Logger: log})
 
 	// Every committed outbox item wakes the watcher: dispatch is
 	// event-driven, the sweep only a safety net.

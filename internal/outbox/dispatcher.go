@@ -112,12 +112,6 @@ type batch struct {
 
 // dispatch is Dispatch that also returns the ids of the items sent.
 func (d *Dispatcher) dispatch(ctx context.Context, items []container.OutboxItem) (sent []string, failed map[string]error) {
-	return d.dispatchWith(ctx, items, true)
-}
-
-// dispatchWith is dispatch; mark says whether each sent item is marked
-// dispatched at once (the Watcher's MarkAfter defers it).
-func (d *Dispatcher) dispatchWith(ctx context.Context, items []container.OutboxItem, mark bool) (sent []string, failed map[string]error) {
 	failed = map[string]error{}
 	groups := map[QueueName][]container.OutboxItem{}
 	var order []QueueName
@@ -174,7 +168,7 @@ func (d *Dispatcher) dispatchWith(ctx context.Context, items []container.OutboxI
 	}
 	if len(batches) <= 1 || limit == 1 {
 		for _, b := range batches {
-			record(d.sendBatch(ctx, b, mark))
+			record(d.sendBatch(ctx, b))
 		}
 	} else {
 		sem := make(chan struct{}, limit)
@@ -184,7 +178,7 @@ func (d *Dispatcher) dispatchWith(ctx context.Context, items []container.OutboxI
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				record(d.sendBatch(ctx, b, mark))
+				record(d.sendBatch(ctx, b))
 			}()
 		}
 		wg.Wait()
@@ -228,8 +222,8 @@ func validEntryID(id string) bool {
 	return true
 }
 
-// sendBatch sends one batch and, when mark is set, marks what was sent.
-func (d *Dispatcher) sendBatch(ctx context.Context, b batch, mark bool) (sent []string, failed map[string]error) {
+// sendBatch sends one batch and marks what was sent.
+func (d *Dispatcher) sendBatch(ctx context.Context, b batch) (sent []string, failed map[string]error) {
 	failed = map[string]error{}
 	msgs := make([]queue.Outgoing, 0, len(b.items))
 	byID := make(map[string]container.OutboxItem, len(b.items))
@@ -269,9 +263,6 @@ func (d *Dispatcher) sendBatch(ctx context.Context, b batch, mark bool) (sent []
 		latency := now.Sub(it.CreatedAt)
 		d.Metrics.Duration(MetricDispatchLatency, latency, "Queue", string(b.name))
 		d.log().InfoContext(ctx, "outbox item dispatched", itemAttrs(it, "queue", b.name, "latency_ms", float64(latency.Microseconds())/1000)...)
-		if !mark {
-			continue
-		}
 		if err := d.Store.MarkDispatched(ctx, it.ID, now); err != nil {
 			// Sent is sent: a later sweep may send it again, which the worker
 			// drops as a duplicate.
@@ -325,13 +316,6 @@ func (d *Dispatcher) measureOldest(ctx context.Context) {
 }
 
 func (d *Dispatcher) sweep(ctx context.Context, createdBefore time.Time, limit int) (n int, err error) {
-	return d.sweepWith(ctx, createdBefore, limit, nil)
-}
-
-// sweepWith is sweep; with held set, the items it holds are not sent again
-// and the items sent are neither marked dispatched nor left out of held:
-// they are added to it (the Watcher's MarkAfter).
-func (d *Dispatcher) sweepWith(ctx context.Context, createdBefore time.Time, limit int, held *heldItems) (n int, err error) {
 	tried := map[string]bool{}
 	var failures []error
 	nFailed := 0
@@ -346,16 +330,13 @@ func (d *Dispatcher) sweepWith(ctx context.Context, createdBefore time.Time, lim
 		for _, it := range items {
 			if !tried[it.ID] {
 				tried[it.ID] = true
-				if !held.has(it.ID) {
-					fresh = append(fresh, it)
-				}
+				fresh = append(fresh, it)
 			}
 		}
 		if len(fresh) == 0 {
 			break
 		}
-		sent, failed := d.dispatchWith(ctx, fresh, held == nil)
-		held.add(sent)
+		sent, failed := d.dispatch(ctx, fresh)
 		n += len(sent)
 		for id, e := range failed {
 			nFailed++
