@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/store"
@@ -96,9 +97,18 @@ func (m *Manager) Remove(ctx context.Context, id string, decide DecideRemoval) e
 	})
 }
 
-// Record appends an event to an instance's history without changing the
-// instance. A missing instance is store.ErrNotFound.
-func (m *Manager) Record(ctx context.Context, ev container.Event) error {
-	_, err := m.store.AppendEvent(ctx, ev)
+// Record appends ev to the history of inst, which the caller read (a page
+// of a listing, say), if the instance is still at that version: ev speaks
+// of inst's status, and once the instance has moved on (a delete requested
+// since, say) an event naming the old status would break the history's
+// chain. The instance's status stays as it is. An instance that moved is
+// ErrMoved, nothing written; a missing instance is store.ErrNotFound.
+func (m *Manager) Record(ctx context.Context, inst container.Instance, ev container.Event) error {
+	_, err := m.store.Transition(ctx, store.TransitionParams{
+		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: inst.Status, Event: &ev,
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return movedError{fmt.Sprintf("instance %s moved since version %d (%s); %s not recorded", inst.ID, inst.Version, inst.Status, ev.Type)}
+	}
 	return err
 }

@@ -62,8 +62,9 @@ const RequeueMarker = "reconciler re-enqueued "
 type Manager interface {
 	// OnEvent applies what a runtime shows through the state loop.
 	OnEvent(ctx context.Context, ob manager.Observation) (manager.Applied, error)
-	// Record appends an event without changing the instance.
-	Record(ctx context.Context, ev container.Event) error
+	// Record appends an event to a listed instance's history without
+	// changing its status, if it is still at the listed version.
+	Record(ctx context.Context, inst container.Instance, ev container.Event) error
 	// Requeue asks again for the operation a listed instance waits for.
 	Requeue(ctx context.Context, inst container.Instance, op container.Op, reason, requestID string, at time.Time) (string, error)
 	// Fail fails an instance with a reason and its group policy.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
 )
@@ -62,9 +63,16 @@ func (r *Reconciler) stopFailed(ctx context.Context, log *slog.Logger, rt runtim
 		return
 	}
 	msg := fmt.Sprintf("reconciler stopped the container on %s: it was running while the instance is failed", st.Node)
-	err := r.m.Record(ctx, container.Event{InstanceID: inst.ID, Type: container.EventReconciled,
+	// Recorded only if the instance is still failed as listed: a delete
+	// requested meanwhile has its own events (and removes the container),
+	// which a "failed" event after them would contradict.
+	err := r.m.Record(ctx, inst, container.Event{InstanceID: inst.ID, Type: container.EventReconciled,
 		From: inst.Status, To: inst.Status, At: now.UTC(), Message: msg, Actor: container.ActorSystem})
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	switch {
+	case errors.Is(err, manager.ErrMoved):
+		rep.Conflicts++
+		log.InfoContext(ctx, "instance moved since it was listed; its container's stop is not recorded", "listed_version", inst.Version)
+	case err != nil && !errors.Is(err, store.ErrNotFound):
 		rep.fail(fmt.Errorf("recording the stop of %s: %w", inst.ID, err))
 		log.ErrorContext(ctx, "recording a failed instance's container stop", "error", err)
 	}

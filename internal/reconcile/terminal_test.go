@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/eventcheck"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/reconcile"
 	"github.com/berth-io/berth/internal/runtime"
@@ -156,6 +157,51 @@ func TestTerminalInstancesCheckTheContainerFirst(t *testing.T) {
 		}
 		if evs := r.events(failed.ID); evs[len(evs)-1].Type == container.EventReconciled {
 			t.Errorf("recorded %s for a container that had exited", container.EventReconciled)
+		}
+	})
+}
+
+// stopThenDelete is the real runtime under which a user asks to delete the
+// instance while the reconciler stops its container: its Stop first runs
+// meanwhile, then stops the container.
+type stopThenDelete struct {
+	*docker.Runtime
+	meanwhile func()
+}
+
+func (s *stopThenDelete) Stop(ctx context.Context, ref runtime.Ref, grace time.Duration) error {
+	s.meanwhile()
+	return s.Runtime.Stop(ctx, ref, grace)
+}
+
+// A failed instance whose delete is requested while the reconciler stops
+// its running container gets no ContainerReconciled "failed → failed"
+// after its delete_pending: the chaos test on the emulated stack saw one
+// appended after the delete's events (an FSM violation in the history),
+// because the event was appended whatever the instance had become. It is
+// recorded only on the version the pass listed.
+func TestFailedInstanceDeletedWhileItsContainerIsStopped(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, r *rig) {
+		inst := r.running(r.creating(r.create("sleeper"), node), node)
+		ref := r.start(inst)
+		r.waitPhase(ref, runtime.PhaseRunning)
+		failed := r.move(inst, fsm.Failed, nil) // the container keeps running, as after a `docker start`
+		rt := &stopThenDelete{Runtime: r.rt, meanwhile: func() { r.move(failed, fsm.DeletePending, nil) }}
+
+		rep := r.run(r.reconciler(func(o *reconcile.Options) { o.Runtimes = []runtime.Runtime{rt} }))
+		if rep.TerminalStopped != 1 || rep.Errors != 0 {
+			t.Fatalf("report %+v: want the failed instance's container stopped, without an error", rep)
+		}
+		wantStatus(t, r.get(failed.ID), fsm.DeletePending)
+		evs := r.events(failed.ID)
+		if f := eventcheck.Check(failed.ID, evs); len(f.Violations) > 0 {
+			t.Errorf("history broken: %v", f.Violations)
+		}
+		for _, ev := range evs {
+			if ev.Type == container.EventReconciled {
+				t.Errorf("recorded %+v after the instance moved on", ev)
+			}
 		}
 	})
 }
