@@ -22,6 +22,7 @@ const (
 	ddbInternal   = "ddb 500 InternalServerError"
 	ddbLatency    = "ddb latency"
 	ddbLostAnswer = "ddb answer lost"
+	ddbTxConflict = "ddb TransactionConflict"
 	sqsDupSend    = "sqs duplicate delivery"
 	sqsLostDelete = "sqs delete lost (redelivery)"
 	sqsReordered  = "sqs send delayed (reordering)"
@@ -205,9 +206,28 @@ func (c *chaosAWS) dynamodb(pc proxyCall) {
 		rate = stormRate
 	}
 	c.mu.Unlock()
-	switch kind := c.roll(rate, ddbThroughput, ddbThroughput, ddbThrottling, ddbInternal, ddbLatency, ddbLostAnswer); kind {
+	kinds := []string{ddbThroughput, ddbThroughput, ddbThrottling, ddbInternal, ddbLatency, ddbLostAnswer}
+	if target == "DynamoDB_20120810.TransactWriteItems" {
+		// A transaction also loses races with others on its items: the
+		// fault DynamoDB answers most often to a busy table's transactions.
+		kinds = append(kinds, ddbTxConflict, ddbTxConflict, ddbTxConflict)
+	}
+	switch kind := c.roll(rate, kinds...); kind {
 	case "":
 		pc.relay()
+	case ddbTxConflict:
+		c.mu.Lock()
+		pick := c.rng.Uint64()
+		c.mu.Unlock()
+		body, ok := transactionConflict(pc.body, pick)
+		if !ok {
+			pc.relay() // not a transaction the proxy can read: no fault
+			return
+		}
+		pc.w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		pc.w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("CHAOS%d", time.Now().UnixNano()))
+		pc.w.WriteHeader(http.StatusBadRequest)
+		_, _ = pc.w.Write(body)
 	case ddbLatency:
 		c.mu.Lock()
 		d := time.Duration(100+c.rng.IntN(900)) * time.Millisecond
@@ -231,6 +251,36 @@ func (c *chaosAWS) dynamodb(pc proxyCall) {
 		pc.w.WriteHeader(e.status)
 		_, _ = pc.w.Write(body)
 	}
+}
+
+// transactionConflict is DynamoDB's answer to a TransactWriteItems request
+// that another transaction beat to one of its items (nothing of it is
+// written): a TransactionCanceledException whose CancellationReasons hold
+// one reason per item of the request, in its order, "TransactionConflict"
+// for the item picked and "None" for the others. ok is false when the
+// request has no item to pick.
+func transactionConflict(request []byte, pick uint64) (body []byte, ok bool) {
+	var in struct{ TransactItems []json.RawMessage }
+	if json.Unmarshal(request, &in) != nil || len(in.TransactItems) == 0 {
+		return nil, false
+	}
+	conflicted := int(pick % uint64(len(in.TransactItems)))
+	type reason struct {
+		Code    string
+		Message string `json:",omitempty"`
+	}
+	reasons, codes := make([]reason, len(in.TransactItems)), make([]string, len(in.TransactItems))
+	for i := range reasons {
+		reasons[i], codes[i] = reason{Code: "None"}, "None"
+	}
+	reasons[conflicted] = reason{Code: "TransactionConflict", Message: "Transaction is ongoing for the item"}
+	codes[conflicted] = "TransactionConflict"
+	body, err := json.Marshal(map[string]any{
+		"__type":              "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+		"CancellationReasons": reasons,
+		"Message":             "Transaction cancelled, please refer cancellation reasons for specific reasons [" + strings.Join(codes, ", ") + "]",
+	})
+	return body, err == nil
 }
 
 // dropConnection closes the client's connection without an answer.
@@ -296,20 +346,28 @@ func (c *chaosAWS) sqs(pc proxyCall) {
 	}
 }
 
-// delayed gives a send a delay of 1-3 s (DelaySeconds, per message of a
+// delayed holds a send back 1-3 s more (DelaySeconds, per message of a
 // batch), so that its messages arrive after ones sent later: SQS standard
-// queues do not keep order.
+// queues do not keep order. The sender's own delay (a worker's backoff
+// before its next try) is kept and added to, never shortened, as SQS never
+// delivers a message before its delay: overwriting it once turned a 60 s
+// wait for an unreachable engine into 1-3 s, so the wait's retries climbed
+// within one outage and its next try came minutes after the outage ended.
 func delayed(body []byte, action string, delay int) []byte {
 	var in map[string]any
 	if json.Unmarshal(body, &in) != nil {
 		return body
 	}
+	later := func(m map[string]any) {
+		own, _ := m["DelaySeconds"].(float64) // JSON numbers
+		m["DelaySeconds"] = min(int(own)+delay, sqsMaxDelaySeconds)
+	}
 	if action == "SendMessage" {
-		in["DelaySeconds"] = delay
+		later(in)
 	} else if entries, ok := in["Entries"].([]any); ok {
 		for _, e := range entries {
 			if m, ok := e.(map[string]any); ok {
-				m["DelaySeconds"] = delay
+				later(m)
 			}
 		}
 	}
@@ -319,3 +377,6 @@ func delayed(body []byte, action string, delay int) []byte {
 	}
 	return out
 }
+
+// sqsMaxDelaySeconds is SQS's longest DelaySeconds.
+const sqsMaxDelaySeconds = 900

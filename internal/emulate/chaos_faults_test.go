@@ -2,20 +2,14 @@ package emulate_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"strings"
 	"syscall"
-	"time"
-
-	"github.com/moby/moby/client"
 
 	"github.com/berth-io/berth/internal/emulate"
-	"github.com/berth-io/berth/internal/runtime"
 )
 
 // killFunction SIGKILLs one live execution environment (the RIE and the
@@ -79,70 +73,6 @@ func liveRIE(pid int) bool {
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	return err == nil && bytes.Contains(cmdline, []byte("--runtime-interface-emulator-address"))
-}
-
-// tamper kills or removes (straight on the engine) one running container
-// of the stack.
-func (r *emuChaos) tamper(rng *rand.Rand) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var running []runtime.State
-	// A container to hit may take a moment to exist (creates queue behind
-	// faults); without one by then, the fault is skipped.
-	for deadline := time.Now().Add(10 * time.Second); len(running) == 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		states, err := r.st.rt.List(ctx)
-		if err != nil {
-			r.t.Logf("tampering skipped: listing: %v", err)
-			return
-		}
-		for _, s := range states {
-			if s.Phase == runtime.PhaseRunning && s.InstanceID != "" {
-				running = append(running, s)
-			}
-		}
-	}
-	if len(running) == 0 {
-		r.t.Logf("tampering skipped: no running container")
-		return
-	}
-	sort.Slice(running, func(i, j int) bool { return running[i].InstanceID < running[j].InstanceID })
-	for range 3 { // one that ended or went in the meantime: another
-		if len(running) == 0 || r.tamperWith(ctx, rng, running[rng.IntN(len(running))]) {
-			return
-		}
-	}
-}
-
-// tamperWith kills or removes one container; false if it was not there
-// to be hit (it ended or went in the meantime: berth's own doing).
-func (r *emuChaos) tamperWith(ctx context.Context, rng *rand.Rand, s runtime.State) bool {
-	cli := r.st.rt.Client(s.Node)
-	if cli == nil {
-		r.t.Fatalf("no engine client for node %q", s.Node)
-	}
-	remove := rng.IntN(2) == 0
-	var err error
-	if remove {
-		_, err = cli.ContainerRemove(ctx, s.RuntimeID, client.ContainerRemoveOptions{Force: true})
-	} else {
-		_, err = cli.ContainerKill(ctx, s.RuntimeID, client.ContainerKillOptions{Signal: "KILL"})
-	}
-	if err != nil {
-		r.t.Logf("tampering with %s: %v", s.InstanceID, err)
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if remove {
-		r.removed++
-		r.tampered[s.InstanceID] = "removed"
-	} else {
-		r.killed++
-		if r.tampered[s.InstanceID] == "" {
-			r.tampered[s.InstanceID] = "killed"
-		}
-	}
-	return true
 }
 
 // invocationResults counts, by function and result, the invocations the
