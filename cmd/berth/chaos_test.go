@@ -121,6 +121,9 @@ func TestServeChaos(t *testing.T) {
 	// for a loaded machine, and convergence ends the wait at once.
 	settled := run.Settle(e.engine, faultsEnded, 2*time.Minute, 250*time.Millisecond)
 	converged := settled.After.Round(time.Millisecond)
+	for _, p := range settled.Last {
+		t.Logf("settle: %s", p)
+	}
 	for _, p := range settled.Problems {
 		t.Errorf("not converged %s after the faults stopped: %s", converged, p)
 	}
