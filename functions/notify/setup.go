@@ -22,9 +22,6 @@ import (
 	"github.com/berth-io/berth/internal/worker"
 )
 
-// Function is the notify function's name for wiring.LoadFunctionConfig.
-const Function = "notify"
-
 // MisroutedRetryDelay is how long a record that is not a delivery waits
 // before it is received again, on its way to the dead-letter queue after
 // the queue's maxReceiveCount: long enough not to spin, short enough that
@@ -46,7 +43,7 @@ type function struct {
 // setup loads the configuration from env and builds the delivery path on
 // DynamoDB, the notify queue and the event bus.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*function, error) {
-	e, err := wiring.New(ctx, Function, false, env, environ, logger)
+	e, err := wiring.New(ctx, wiring.FunctionNotify, false, env, environ, logger)
 	if err != nil {
 		return nil, err
 	}

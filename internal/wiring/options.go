@@ -136,7 +136,7 @@ func LoadFunctionConfig(ctx context.Context, function string, withSQS bool, env 
 				return nil, err
 			}
 			out.Document += " with secret " + secret
-		} else if function == FunctionAPI {
+		} else if readsNoSecret(function) {
 			if data, err = withheldTLS(data); err != nil {
 				return nil, err
 			}
