@@ -19,8 +19,8 @@ import (
 	"github.com/berth-io/berth/internal/webhook"
 )
 
-// hookKey is one change of one instance: what a receiver de-duplicates on.
-type hookKey struct {
+// notifiedChange is one change of one instance: what a receiver de-duplicates on.
+type notifiedChange struct {
 	instance string
 	seq      int64
 }
@@ -32,13 +32,13 @@ type verifyingReceiver struct {
 	srv     *httptest.Server
 	secret  atomic.Value // string
 	mu      sync.Mutex
-	byKey   map[hookKey][]string
-	changes map[hookKey]webhook.Change
+	byKey   map[notifiedChange][]string
+	changes map[notifiedChange]webhook.Change
 	arrived chan struct{}
 }
 
 func newVerifyingReceiver(t *testing.T) *verifyingReceiver {
-	r := &verifyingReceiver{byKey: map[hookKey][]string{}, changes: map[hookKey]webhook.Change{}, arrived: make(chan struct{}, 1)}
+	r := &verifyingReceiver{byKey: map[notifiedChange][]string{}, changes: map[notifiedChange]webhook.Change{}, arrived: make(chan struct{}, 1)}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		v, err := standardwebhooks.NewWebhook(r.secret.Load().(string))
@@ -54,7 +54,7 @@ func newVerifyingReceiver(t *testing.T) *verifyingReceiver {
 		if err := json.Unmarshal(body, &p); err != nil {
 			t.Errorf("receiver: %v: %s", err, body)
 		}
-		k := hookKey{p.Data.Instance.ID, p.Data.Seq}
+		k := notifiedChange{p.Data.Instance.ID, p.Data.Seq}
 		r.mu.Lock()
 		r.byKey[k] = append(r.byKey[k], req.Header.Get(webhook.HeaderID))
 		r.changes[k] = p.Data
@@ -91,9 +91,9 @@ func newHangingReceiver(t *testing.T) *hangingReceiver {
 	return r
 }
 
-// subscribe creates token's subscription to url through the front door and
+// subscribeWebhook creates token's subscription to url through the front door and
 // returns its id and secret.
-func (st *stack) subscribe(token, url string) (id, secret string) {
+func (st *stack) subscribeWebhook(token, url string) (id, secret string) {
 	st.t.Helper()
 	r := st.do(http.MethodPost, "/api/webhooks", token, map[string]any{"url": url})
 	if r.status != http.StatusCreated {
@@ -108,10 +108,10 @@ func (st *stack) subscribe(token, url string) (id, secret string) {
 	return id, secret
 }
 
-// deliveryLogs returns, per function, the outbox ids of the deliveries
+// deliveryLogLines returns, per function, the outbox ids of the deliveries
 // its invocations logged as msg (the worker's delivery lines), from the
 // functions' output ([Function#n] prefixed lines).
-func (st *stack) deliveryLogs(msg string) map[string][]string {
+func (st *stack) deliveryLogLines(msg string) map[string][]string {
 	out := map[string][]string{}
 	sc := bufio.NewScanner(strings.NewReader(st.logs.String()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -151,7 +151,7 @@ func TestEmulatedDeliveries(t *testing.T) {
 	// A container that ends on SIGTERM, so that a stop takes no grace period.
 	st.putTemplate("trapper", []string{"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"})
 	rcv := newVerifyingReceiver(t)
-	subID, secret := st.subscribe(aliceToken, rcv.srv.URL+"/hooks")
+	subID, secret := st.subscribeWebhook(aliceToken, rcv.srv.URL+"/hooks")
 	rcv.secret.Store(secret)
 
 	id := st.create(aliceToken, "trapper", "notified")
@@ -182,21 +182,21 @@ func TestEmulatedDeliveries(t *testing.T) {
 	if err := json.Unmarshal(r.body, &evs); err != nil {
 		t.Fatal(err)
 	}
-	want := map[hookKey]container.Event{}
+	want := map[notifiedChange]container.Event{}
 	recorded := map[int64]bool{}
 	for _, ev := range evs.Items {
 		recorded[ev.Seq] = true
 		if ev.From != "" && ev.To != "" && ev.From != ev.To {
-			want[hookKey{id, ev.Seq}] = ev
+			want[notifiedChange{id, ev.Seq}] = ev
 		}
 	}
 	if len(want) < 5 {
 		t.Fatalf("the history records %d status changes: %+v; want creating, running, stopping, stopped, deleting at least", len(want), evs.Items)
 	}
-	missing := func() []hookKey {
+	missing := func() []notifiedChange {
 		rcv.mu.Lock()
 		defer rcv.mu.Unlock()
-		var out []hookKey
+		var out []notifiedChange
 		for k := range want {
 			if len(rcv.byKey[k]) == 0 {
 				out = append(out, k)
@@ -247,7 +247,7 @@ func TestEmulatedDeliveries(t *testing.T) {
 	// Who delivered: the notify function, every one; the workers none.
 	var delivered map[string][]string
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		delivered = st.deliveryLogs("webhook delivered")
+		delivered = st.deliveryLogLines("webhook delivered")
 		if !slices.ContainsFunc(ids, func(x string) bool { return !slices.Contains(delivered["NotifyFunction"], x) }) || time.Now().After(deadline) {
 			break
 		}
@@ -273,7 +273,7 @@ func TestEmulatedDeliveries(t *testing.T) {
 	const lifecycleInstances = 4 // the emulator's concurrency of an unreserved function
 	hang := newHangingReceiver(t)
 	for i := range lifecycleInstances {
-		st.subscribe(aliceToken, hang.srv.URL+"/hang/"+string(rune('a'+i)))
+		st.subscribeWebhook(aliceToken, hang.srv.URL+"/hang/"+string(rune('a'+i)))
 	}
 	id2 := st.create(aliceToken, "trapper", "held")
 	st.wait(aliceToken, id2, "running", 2*time.Minute)
@@ -301,7 +301,7 @@ func TestEmulatedDeliveries(t *testing.T) {
 	// sender's bound, and the notify function logs its retry.
 	var retried map[string][]string
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		retried = st.deliveryLogs("webhook delivery failed; will retry")
+		retried = st.deliveryLogLines("webhook delivery failed; will retry")
 		if len(retried["NotifyFunction"]) > 0 {
 			break
 		}
