@@ -69,7 +69,7 @@ dist/%/bootstrap: FORCE
 # template_test.go checks that every function in the template has its target.
 SAM_FUNCTIONS := ApiFunction:api DispatcherFunction:dispatcher CreateWorkerFunction:worker \
 	LifecycleWorkerFunction:worker ReconcilerFunction:reconciler WatcherFunction:watcher \
-	LogsFunction:logs
+	LogsFunction:logs NotifyFunction:notify
 
 define sam_build_target
 .PHONY: build-$(1)

@@ -9,7 +9,7 @@ import (
 
 // TestTemplateEventBus: every function writes status changes with the
 // event bus configured (BERTH_WEBHOOKS_EVENT_BUS, the EventBusName
-// parameter, "default" unless given), and only the lifecycle worker, which
+// parameter, "default" unless given), and only the notify function, which
 // the deliveries reach, may events:PutEvents, on that bus only.
 func TestTemplateEventBus(t *testing.T) {
 	c := loadTemplate(t)
@@ -61,11 +61,11 @@ func TestTemplateEventBus(t *testing.T) {
 		owners = append(owners, o)
 	}
 	slices.Sort(owners)
-	if !slices.Equal(owners, []string{"LifecycleWorkerFunctionRole"}) {
-		t.Fatalf("events:PutEvents granted to %v; want the lifecycle worker's role only", owners)
+	if !slices.Equal(owners, []string{"NotifyFunctionRole"}) {
+		t.Fatalf("events:PutEvents granted to %v; want the notify function's role only", owners)
 	}
 	want := "map[Fn::Sub:arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/${EventBusName}]"
-	if res := puts["LifecycleWorkerFunctionRole"]; len(res) != 1 || res[0] != want {
+	if res := puts["NotifyFunctionRole"]; len(res) != 1 || res[0] != want {
 		t.Errorf("events:PutEvents on %v; want %s only", res, want)
 	}
 }

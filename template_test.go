@@ -281,6 +281,7 @@ var functions = []function{
 	{"ReconcilerFunction", "reconciler", "reconciler", false, true},
 	{"WatcherFunction", "watcher", "watcher", false, true},
 	{"LogsFunction", "logs", "logs", false, true},
+	{"NotifyFunction", "notify", "notify", false, false},
 }
 
 // env is a function's environment as written: the Globals' and its own.
@@ -296,7 +297,7 @@ func (c *cfnTemplate) env(logicalID string) map[string]any {
 	return out
 }
 
-// TestTemplateFunctions: six functions, each built by its make target from
+// TestTemplateFunctions: eight functions, each built by its make target from
 // its functions/ directory for provided.al2023 on arm64.
 func TestTemplateFunctions(t *testing.T) {
 	c := loadTemplate(t)
@@ -452,8 +453,13 @@ func TestTemplateEnvironment(t *testing.T) {
 		if hasSecret != f.secret {
 			t.Errorf("%s: %s given = %v, want %v (only workers and the reconciler read runtime secrets)", f.logicalID, wiring.ConfigSecretVar, hasSecret, f.secret)
 		}
-		// The watcher only records what the runtimes report: no queue.
-		if f.kind != "api" && f.kind != "watcher" && f.kind != "logs" && !wiring.HasQueues(cfg) {
+		// The watcher only records what the runtimes report: no queue. The
+		// notify function knows its own queue only.
+		if f.kind == wiring.FunctionNotify {
+			if cfg.Queue.NotifyQueueURL == "" || vars["BERTH_QUEUE_CREATE_QUEUE_URL"] != nil || vars["BERTH_QUEUE_LIFECYCLE_QUEUE_URL"] != nil {
+				t.Errorf("%s: want its own queue's URL only", f.logicalID)
+			}
+		} else if f.kind != "api" && f.kind != "watcher" && f.kind != "logs" && !wiring.HasQueues(cfg) {
 			t.Errorf("%s: both queue URLs are needed", f.logicalID)
 		}
 		if f.kind == "api" && (vars["BERTH_QUEUE_CREATE_QUEUE_URL"] != nil || vars["BERTH_QUEUE_LIFECYCLE_QUEUE_URL"] != nil) {
@@ -709,7 +715,7 @@ func TestTemplateDispatch(t *testing.T) {
 	if a["Namespace"] != metrics.Namespace || a["MetricName"] != outbox.MetricOldestPendingAge {
 		t.Errorf("outbox alarm on %v/%v, want %s/%s", a["Namespace"], a["MetricName"], metrics.Namespace, outbox.MetricOldestPendingAge)
 	}
-	for _, q := range []string{"CreateDeadLetterQueue", "LifecycleDeadLetterQueue", "StreamFailureQueue"} {
+	for _, q := range []string{"CreateDeadLetterQueue", "LifecycleDeadLetterQueue", "NotifyDeadLetterQueue", "StreamFailureQueue"} {
 		found := false
 		for _, a := range c.resourcesOf("AWS::CloudWatch::Alarm") {
 			for _, d := range asList(a["Dimensions"]) {
@@ -782,7 +788,9 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 	for _, f := range functions {
 		acts := actions[f.logicalID]
 		sends := slices.Contains(acts, "sqs:SendMessage")
-		if wantSend := f.kind == "dispatcher" || f.kind == "reconciler"; sends != wantSend {
+		// The notify function re-sends a failed delivery to its own queue
+		// (TestTemplateNotify holds it to that queue).
+		if wantSend := f.kind == "dispatcher" || f.kind == "reconciler" || f.kind == wiring.FunctionNotify; sends != wantSend {
 			t.Errorf("%s: sqs:SendMessage = %v, want %v", f.logicalID, sends, wantSend)
 		}
 		if f.kind == "api" && slices.ContainsFunc(acts, func(a string) bool { return strings.HasPrefix(a, "sqs:") }) {
@@ -985,8 +993,8 @@ func TestTemplateVPCAccessOnlyWithVpc(t *testing.T) {
 			t.Errorf("%s: the VPC access policy %d times under HasVpc and %d times without, want once under HasVpc", role[0], conditional, unconditional)
 		}
 	}
-	if withVpc != 5 {
-		t.Errorf("%d functions with a VpcConfig, want 5 (the workers, the reconciler, the watcher and the logs function)", withVpc)
+	if withVpc != 6 {
+		t.Errorf("%d functions with a VpcConfig, want 6 (the workers, the reconciler, the watcher, the logs and the notify functions)", withVpc)
 	}
 }
 

@@ -18,7 +18,7 @@ type Alarms struct {
 	All []awscloudwatch.Alarm
 }
 
-func newAlarms(scope constructs.Construct, p Props, pl *Pipeline, w *Workers, r *Reconciler) *Alarms {
+func newAlarms(scope constructs.Construct, p Props, pl *Pipeline, w *Workers, n *Notify, r *Reconciler) *Alarms {
 	a := &Alarms{Construct: constructs.NewConstruct(scope, jsii.String("Alarms"))}
 	stat := func(s string) *awscloudwatch.MetricOptions {
 		return &awscloudwatch.MetricOptions{Period: seconds(AlarmPeriod), Statistic: jsii.String(s)}
@@ -28,6 +28,8 @@ func newAlarms(scope constructs.Construct, p Props, pl *Pipeline, w *Workers, r 
 		pl.Create.DeadLetter.MetricApproximateNumberOfMessagesVisible(stat("Maximum")), 0, notBreaching)
 	a.add("LifecycleDeadLetters", "Start/stop/delete messages reached the dead-letter queue.",
 		pl.Lifecycle.DeadLetter.MetricApproximateNumberOfMessagesVisible(stat("Maximum")), 0, notBreaching)
+	a.add("NotifyDeadLetters", "Delivery messages reached the dead-letter queue (the notify function crashed or timed out on them, or they were not deliveries).",
+		pl.Notify.DeadLetter.MetricApproximateNumberOfMessagesVisible(stat("Maximum")), 0, notBreaching)
 	a.add("StreamFailures", "The outbox stream mapping gave up on records (the reconciler's sweep sends their items).",
 		pl.StreamFailure.MetricApproximateNumberOfMessagesVisible(stat("Maximum")), 0, notBreaching)
 	// Every reconcile pass measures it (namespace berth, dimension Function); no data means no
@@ -43,6 +45,8 @@ func newAlarms(scope constructs.Construct, p Props, pl *Pipeline, w *Workers, r 
 		w.Create.MetricErrors(stat("Sum")), 0, notBreaching)
 	a.add("LifecycleWorkerErrors", "LifecycleWorker invocations failed (crash, timeout, start-up error).",
 		w.Lifecycle.MetricErrors(stat("Sum")), 0, notBreaching)
+	a.add("NotifyErrors", "Notify invocations failed (crash, timeout, start-up error), not per-delivery retries.",
+		n.Function.MetricErrors(stat("Sum")), 0, notBreaching)
 	if p.AlarmTopicARN != "" {
 		topic := awssns.Topic_FromTopicArn(a.Construct, jsii.String("Topic"), jsii.String(p.AlarmTopicARN))
 		for _, al := range a.All {

@@ -18,6 +18,7 @@ const (
 	envTablePrefix        = "BERTH_STORE_TABLE_PREFIX"
 	envCreateQueueURL     = "BERTH_QUEUE_CREATE_QUEUE_URL"
 	envLifecycleQueueURL  = "BERTH_QUEUE_LIFECYCLE_QUEUE_URL"
+	envNotifyQueueURL     = "BERTH_QUEUE_NOTIFY_QUEUE_URL"
 	envAdminClaim         = "BERTH_AUTH_ADMIN_CLAIM"
 	envAdminGroup         = "BERTH_AUTH_ADMIN_GROUP"
 	envOIDCIssuer         = "BERTH_AUTH_OIDC_ISSUER"
@@ -54,7 +55,7 @@ func commonEnv(p Props) map[string]*string {
 		// never reconcile each other's containers.
 		envDockerScope: awscdk.Aws_STACK_NAME(),
 		// Every function that writes a status change writes its event-bus delivery in the same
-		// transaction; only the lifecycle worker puts it.
+		// transaction; only the notify function puts it.
 		envEventBus: jsii.String(p.EventBusName),
 	}
 }
@@ -64,6 +65,12 @@ func queueEnv(pl *Pipeline) map[string]*string {
 		envCreateQueueURL:    pl.Create.Queue.QueueUrl(),
 		envLifecycleQueueURL: pl.Lifecycle.Queue.QueueUrl(),
 	}
+}
+
+// notifyQueueEnv is what the functions that send to the notify queue (the dispatcher, the
+// reconciler's sweep) or consume it (the notify function) add.
+func notifyQueueEnv(pl *Pipeline) map[string]*string {
+	return map[string]*string{envNotifyQueueURL: pl.Notify.Queue.QueueUrl()}
 }
 
 // runtimeEnv is what the functions that reach Docker hosts add: the secret with the hosts.
@@ -102,7 +109,7 @@ func merge(ms ...map[string]*string) map[string]*string {
 
 // envNames lists the config variables above, for the test that holds them to config.
 func envNames() []string {
-	return []string{envTablePrefix, envCreateQueueURL, envLifecycleQueueURL, envAdminClaim, envAdminGroup, envOIDCIssuer, envOIDCClientID,
+	return []string{envTablePrefix, envCreateQueueURL, envLifecycleQueueURL, envNotifyQueueURL, envAdminClaim, envAdminGroup, envOIDCIssuer, envOIDCClientID,
 		envMaxConcurrency, envMaxPending, envCreateStartTimeout, envMaxAttempts, envStopGracePeriod,
 		envAllowedRuntimes, envWorkspaceRoot, envOutboxSweepAfter, envOrphanGrace, envDockerScope,
 		envSecretsSource, envSecretsSSMPrefix, envEventBus}

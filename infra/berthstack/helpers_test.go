@@ -13,7 +13,7 @@ import (
 )
 
 // functionBinaries are the directories under dist/ the stack takes code from.
-var functionBinaries = []string{"api", "dispatcher", "logs", "reconciler", "watcher", "worker"}
+var functionBinaries = []string{"api", "dispatcher", "logs", "notify", "reconciler", "watcher", "worker"}
 
 // fakeDist is a dist/ with a bootstrap for every function: synth only packs it.
 func fakeDist(t *testing.T) string {

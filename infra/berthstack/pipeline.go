@@ -1,6 +1,8 @@
 package berthstack
 
 import (
+	"time"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -17,13 +19,15 @@ type Queue struct {
 	DeadLetter awssqs.Queue
 }
 
-// Pipeline holds what carries an outbox item to a worker: the create and lifecycle queues with
-// their dead letters, the dispatcher on the outbox stream, and the queue that receives the
+// Pipeline holds what carries an outbox item to a worker: the create, lifecycle and notify
+// queues with their dead letters, the dispatcher on the outbox stream, and the queue that receives the
 // stream records the dispatcher gave up on.
 type Pipeline struct {
 	constructs.Construct
-	Create        Queue
-	Lifecycle     Queue
+	Create    Queue
+	Lifecycle Queue
+	// Notify carries deliveries (webhooks, the event bus) to the notify function.
+	Notify        Queue
 	StreamFailure awssqs.Queue
 	Dispatcher    awslambda.Function
 	// StreamMapping is the dispatcher's event source mapping on the outbox stream.
@@ -35,7 +39,7 @@ func newQueues(scope constructs.Construct, p Props) *Pipeline {
 	visibility := QueueVisibility(secondsOf(p.CreateStartTimeoutSeconds))
 	// Every queue refuses requests not made over TLS (EnforceSSL: a Deny on aws:SecureTransport
 	// false in its queue policy), as template.yaml's *QueuePolicy resources do.
-	work := func(id string) Queue {
+	work := func(id string, visibility time.Duration) Queue {
 		dlq := awssqs.NewQueue(pl.Construct, jsii.String(id+"DeadLetterQueue"), &awssqs.QueueProps{
 			Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 			EnforceSSL:      jsii.Bool(true),
@@ -50,8 +54,9 @@ func newQueues(scope constructs.Construct, p Props) *Pipeline {
 		})
 		return Queue{Queue: q, DeadLetter: dlq}
 	}
-	pl.Create = work("Create")
-	pl.Lifecycle = work("Lifecycle")
+	pl.Create = work("Create", visibility)
+	pl.Lifecycle = work("Lifecycle", visibility)
+	pl.Notify = work("Notify", NotifyQueueVisibility)
 	// The items behind a record the mapping gave up on are still pending in the outbox, and
 	// the reconciler's sweep sends them: this queue is for the operator.
 	pl.StreamFailure = awssqs.NewQueue(pl.Construct, jsii.String("StreamFailureQueue"), &awssqs.QueueProps{
@@ -67,14 +72,15 @@ func (pl *Pipeline) addDispatcher(p Props, common map[string]*string, tables *Ta
 	outbox := tables.Table(dynamostore.TableOutbox)
 	fn, err := newFunction(pl.Construct, p, common, functionSpec{
 		id: "DispatcherFunction", binary: "dispatcher",
-		description: "berth outbox stream -> SQS create | lifecycle queue",
+		description: "berth outbox stream -> SQS create | lifecycle | notify queue",
 		timeout:     DispatcherTimeout,
-		env:         queueEnv(pl),
+		env:         merge(queueEnv(pl), notifyQueueEnv(pl)),
 		statements: []awsiam.PolicyStatement{
 			// It marks outbox items dispatched, and touches nothing else in the store.
 			allow([]string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, outbox.AttrArn()),
 			// The mapping's failure destination is sent to with the function's role.
-			allow([]string{"sqs:SendMessage"}, pl.Create.Queue.QueueArn(), pl.Lifecycle.Queue.QueueArn(), pl.StreamFailure.QueueArn()),
+			allow([]string{"sqs:SendMessage"}, pl.Create.Queue.QueueArn(), pl.Lifecycle.Queue.QueueArn(), pl.Notify.Queue.QueueArn(),
+				pl.StreamFailure.QueueArn()),
 			// The mapping reads the stream with the function's role.
 			allow([]string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}, outbox.AttrStreamArn()),
 			// ListStreams has no resource-level permissions: "*" is the only resource it takes.

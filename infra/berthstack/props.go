@@ -110,7 +110,7 @@ type Props struct {
 	// AlarmTopicARN is an SNS topic the alarms notify; empty means alarms without actions.
 	AlarmTopicARN string
 	// EventBusName is the EventBridge bus (a name in the stack's account and region) every
-	// status change is put on; only the lifecycle worker may put events, on it only. Defaults
+	// status change is put on; only the notify function may put events, on it only. Defaults
 	// to DefaultEventBusName.
 	EventBusName string
 	// DistDir holds <fn>/bootstrap for every function, what `make build` writes. Not a template

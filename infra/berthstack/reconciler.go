@@ -53,7 +53,7 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 		// which reconcile.Reconciler allows.
 		reserved: reconcilerReserved(p),
 		inVPC:    true,
-		env: merge(queueEnv(pl), runtimeEnv(p), configEnv(p), map[string]*string{
+		env: merge(queueEnv(pl), notifyQueueEnv(pl), runtimeEnv(p), configEnv(p), map[string]*string{
 			envOutboxSweepAfter: jsii.String(strconv.Itoa(p.OutboxSweepAfterSeconds) + "s"),
 			envOrphanGrace:      jsii.String(strconv.Itoa(p.OrphanGraceSeconds) + "s"),
 		}),
@@ -61,7 +61,7 @@ func newReconciler(scope constructs.Construct, p Props, common map[string]*strin
 			// The sweep lists undispatched outbox items through the outbox's index.
 			allow(workerActions, tables.Arns(workerTables, dynamostore.TableInstances, dynamostore.TableOutbox)...),
 			// The sweep sends stale outbox items again.
-			allow([]string{"sqs:SendMessage"}, pl.Create.Queue.QueueArn(), pl.Lifecycle.Queue.QueueArn()),
+			allow([]string{"sqs:SendMessage"}, pl.Create.Queue.QueueArn(), pl.Lifecycle.Queue.QueueArn(), pl.Notify.Queue.QueueArn()),
 		}, configStatements(p), secretStatements(p), eksStatements(p)),
 	})
 	if err != nil {

@@ -15,6 +15,9 @@ const (
 	// creating and the bookkeeping around the wait (the worker stops waiting before its
 	// invocation's deadline).
 	WorkerMargin = 60 * time.Second
+	// NotifyTimeout bounds one delivery: its POST (webhook.DefaultTimeout, 15 s) and the
+	// reads and marks around it.
+	NotifyTimeout = 30 * time.Second
 	// FunctionMemoryMB is every function's memory but the watcher's; the functions are I/O
 	// bound.
 	FunctionMemoryMB = 256
@@ -39,6 +42,17 @@ const (
 	DispatcherMaxRecordAge = 15 * time.Minute
 	// LifecycleBatchSize: a start waits for stability like a create, so one per invocation.
 	LifecycleBatchSize = 1
+	// NotifyBatchSize: one delivery per invocation, so a slow receiver holds no other
+	// delivery behind it in a batch.
+	NotifyBatchSize = 1
+	// NotifyMaxConcurrency bounds the deliveries in flight (the notify mapping's maximum
+	// concurrency): what a burst of deliveries, or many slow receivers, may take of the
+	// account's unreserved concurrency, which the lifecycle worker draws from too. Nothing is
+	// reserved for it: a reservation would be taken from that same pool for good.
+	NotifyMaxConcurrency = 10
+	// NotifyQueueVisibility is the notify queue's visibility timeout: VisibilityFactor times
+	// the notify function's timeout.
+	NotifyQueueVisibility = VisibilityFactor * NotifyTimeout
 	// APIThrottleBurst and APIThrottleRate bound the whole API's request rate.
 	APIThrottleBurst = 200
 	APIThrottleRate  = 100

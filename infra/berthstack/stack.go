@@ -1,7 +1,7 @@
 // Package berthstack is berth's AWS stack as CDK constructs: the same resources and settings as
 // template.yaml, for teams that deploy with the CDK. Each construct is named for what it holds:
 // Api (the HTTP API, its authorizer and the api function), Tables, Pipeline (the outbox stream's
-// dispatcher and the queues), Workers, Reconciler (with its schedule), Watcher (with
+// dispatcher and the queues), Workers, Notify (the deliveries' consumer), Reconciler (with its schedule), Watcher (with
 // its schedule) and Alarms.
 package berthstack
 
@@ -14,10 +14,12 @@ import (
 // Stack is berth's stack and its parts.
 type Stack struct {
 	awscdk.Stack
-	API        *API
-	Tables     *Tables
-	Pipeline   *Pipeline
-	Workers    *Workers
+	API      *API
+	Tables   *Tables
+	Pipeline *Pipeline
+	Workers  *Workers
+	// Notify delivers webhooks and puts status changes on the event bus.
+	Notify     *Notify
 	Reconciler *Reconciler
 	// Watcher is nil with Props.RuntimeWatcher off.
 	Watcher *Watcher
@@ -55,6 +57,9 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 	if s.Workers, err = newWorkers(s.Stack, p, common, s.Tables, s.Pipeline); err != nil {
 		return nil, err
 	}
+	if s.Notify, err = newNotify(s.Stack, p, common, s.Tables, s.Pipeline); err != nil {
+		return nil, err
+	}
 	if s.Reconciler, err = newReconciler(s.Stack, p, common, s.Tables, s.Pipeline); err != nil {
 		return nil, err
 	}
@@ -63,7 +68,7 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 			return nil, err
 		}
 	}
-	s.Alarms = newAlarms(s.Stack, p, s.Pipeline, s.Workers, s.Reconciler)
+	s.Alarms = newAlarms(s.Stack, p, s.Pipeline, s.Workers, s.Notify, s.Reconciler)
 	s.outputs()
 	return s, nil
 }
@@ -87,5 +92,7 @@ func (s *Stack) outputs() {
 	out("LifecycleQueueUrl", "", s.Pipeline.Lifecycle.Queue.QueueUrl())
 	out("CreateDeadLetterQueueUrl", "", s.Pipeline.Create.DeadLetter.QueueUrl())
 	out("LifecycleDeadLetterQueueUrl", "", s.Pipeline.Lifecycle.DeadLetter.QueueUrl())
+	out("NotifyQueueUrl", "", s.Pipeline.Notify.Queue.QueueUrl())
+	out("NotifyDeadLetterQueueUrl", "", s.Pipeline.Notify.DeadLetter.QueueUrl())
 	out("StreamFailureQueueUrl", "", s.Pipeline.StreamFailure.QueueUrl())
 }

@@ -278,6 +278,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"reconciler": s.logicalID(t, s.stack.Reconciler.Function),
 		"watcher":    s.logicalID(t, s.stack.Watcher.Function),
 		"logs":       s.logicalID(t, s.stack.Logs.Function),
+		"notify":     s.logicalID(t, s.stack.Notify.Function),
 	} {
 		r := s.props(t, c)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
 		roleOf[name] = r
@@ -310,7 +311,8 @@ func TestLeastPrivilege(t *testing.T) {
 		pred func(statement) bool
 		want []string
 	}{
-		{"send to a queue", func(st statement) bool { return st.action == "sqs:SendMessage" }, []string{"dispatcher", "reconciler"}},
+		// The notify function re-sends failed deliveries to its own queue (TestNotify).
+		{"send to a queue", func(st statement) bool { return st.action == "sqs:SendMessage" }, []string{"dispatcher", "notify", "reconciler"}},
 		{"read the runtime secret", func(st statement) bool {
 			return st.action == "secretsmanager:GetSecretValue" && st.resource == `"`+secret+`"`
 		}, []string{"create", "lifecycle", "logs", "reconciler", "watcher"}},
@@ -320,15 +322,16 @@ func TestLeastPrivilege(t *testing.T) {
 		// The logs function reads one instance and writes nothing.
 		{"write a table", func(st statement) bool {
 			return st.action == "dynamodb:PutItem" || st.action == "dynamodb:UpdateItem" || st.action == "dynamodb:DeleteItem"
-		}, []string{"api", "create", "dispatcher", "lifecycle", "reconciler", "watcher"}},
+		}, []string{"api", "create", "dispatcher", "lifecycle", "notify", "reconciler", "watcher"}},
 		{"any queue action", func(st statement) bool { return strings.HasPrefix(st.action, "sqs:") },
-			[]string{"create", "dispatcher", "lifecycle", "reconciler"}},
+			[]string{"create", "dispatcher", "lifecycle", "notify", "reconciler"}},
 		{"table scans", func(st statement) bool { return st.action == "dynamodb:Scan" }, []string{"api"}},
 		{"read template secrets", func(st statement) bool { return st.action == "ssm:GetParameter" }, []string{"create", "lifecycle"}},
 		{"ECR pull tokens", func(st statement) bool { return st.action == "ecr:GetAuthorizationToken" },
 			[]string{"create", "lifecycle"}},
 		{"read the outbox stream", func(st statement) bool { return st.action == "dynamodb:GetRecords" }, []string{"dispatcher"}},
-		{"consume a queue", func(st statement) bool { return st.action == "sqs:ReceiveMessage" }, []string{"create", "lifecycle"}},
+		{"consume a queue", func(st statement) bool { return st.action == "sqs:ReceiveMessage" }, []string{"create", "lifecycle", "notify"}},
+		{"put events on the bus", func(st statement) bool { return st.action == "events:PutEvents" }, []string{"notify"}},
 	} {
 		if got := holders(tc.pred); !slices.Equal(got, tc.want) {
 			t.Errorf("functions that %s: %v, want %v", tc.what, got, tc.want)
@@ -439,10 +442,11 @@ func TestFunctions(t *testing.T) {
 				s.logicalID(t, s.stack.Reconciler.Function): true,
 				s.logicalID(t, s.stack.Watcher.Function):    true,
 				s.logicalID(t, s.stack.Logs.Function):       true,
+				s.logicalID(t, s.stack.Notify.Function):     true,
 			}
 			fns := s.ofType("AWS::Lambda::Function")
-			if len(fns) != 7 {
-				t.Fatalf("%d functions, want 7", len(fns))
+			if len(fns) != 8 {
+				t.Fatalf("%d functions, want 8", len(fns))
 			}
 			for id, p := range fns {
 				memory := FunctionMemoryMB
@@ -538,8 +542,8 @@ func TestAlarmTopic(t *testing.T) {
 	for _, tc := range []struct{ topic string }{{""}, {topic}} {
 		s := synth(t, withProps(func(p *Props) { p.AlarmTopicARN = tc.topic }))
 		alarms := s.ofType("AWS::CloudWatch::Alarm")
-		if len(alarms) != 6 {
-			t.Errorf("%d alarms, want 6", len(alarms))
+		if len(alarms) != 8 {
+			t.Errorf("%d alarms, want 8", len(alarms))
 		}
 		for id, a := range alarms {
 			want := "<nil>"
@@ -569,13 +573,13 @@ func TestEnvNames(t *testing.T) {
 	}
 }
 
-// TestQueuesRefuseInsecureTransport: each of the five queues' policies denies every SQS action
+// TestQueuesRefuseInsecureTransport: each of the seven queues' policies denies every SQS action
 // on it to anyone not using TLS (aws:SecureTransport false).
 func TestQueuesRefuseInsecureTransport(t *testing.T) {
 	s := synth(t, DefaultProps())
 	queues := s.ofType("AWS::SQS::Queue")
-	if len(queues) != 5 {
-		t.Fatalf("%d queues, want 5", len(queues))
+	if len(queues) != 7 {
+		t.Fatalf("%d queues, want 7", len(queues))
 	}
 	for id := range queues {
 		s.has(t, "AWS::SQS::QueuePolicy", map[string]any{

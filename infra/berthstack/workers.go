@@ -131,10 +131,7 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 		},
 	})
 
-	// Deliveries reach the lifecycle worker (the stack has no notify queue): it alone puts
-	// the status changes on the bus.
-	if w.Lifecycle, err = worker("LifecycleWorkerFunction", "berth lifecycle worker (start, stop, delete)", pl.Lifecycle.Queue, 0,
-		eventBusStatement(p)); err != nil {
+	if w.Lifecycle, err = worker("LifecycleWorkerFunction", "berth lifecycle worker (start, stop, delete)", pl.Lifecycle.Queue, 0); err != nil {
 		return nil, err
 	}
 	w.LifecycleMapping = awslambda.NewCfnEventSourceMapping(w.Construct, jsii.String("Lifecycle"), &awslambda.CfnEventSourceMappingProps{
@@ -144,10 +141,4 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 		FunctionResponseTypes: jsii.Strings("ReportBatchItemFailures"),
 	})
 	return w, nil
-}
-
-// eventBusStatement lets a function put events on the deployment's bus, and no other.
-func eventBusStatement(p Props) awsiam.PolicyStatement {
-	return allow([]string{"events:PutEvents"}, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":events:"+*awscdk.Aws_REGION()+":"+
-		*awscdk.Aws_ACCOUNT_ID()+":event-bus/"+p.EventBusName))
 }

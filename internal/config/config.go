@@ -245,9 +245,13 @@ const (
 // Queue is the `queue:` section. Creates and lifecycle operations have
 // separate queues so that a burst of creates never delays a stop.
 type Queue struct {
-	Backend           QueueBackend  `yaml:"backend"`
-	CreateQueueURL    string        `yaml:"create_queue_url"`
-	LifecycleQueueURL string        `yaml:"lifecycle_queue_url"`
+	Backend           QueueBackend `yaml:"backend"`
+	CreateQueueURL    string       `yaml:"create_queue_url"`
+	LifecycleQueueURL string       `yaml:"lifecycle_queue_url"`
+	// NotifyQueueURL is the SQS queue of webhook and event-bus deliveries
+	// (optional): with it, a slow receiver never holds the lifecycle
+	// queue's consumers; without it, deliveries ride the lifecycle queue.
+	NotifyQueueURL    string        `yaml:"notify_queue_url"`
 	VisibilityTimeout time.Duration `yaml:"visibility_timeout"`
 }
 

@@ -87,6 +87,7 @@ var stringValues = map[string]string{
 	"secrets.source":                             "env",
 	"queue.create_queue_url":                     "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-create",
 	"queue.lifecycle_queue_url":                  "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-lifecycle",
+	"queue.notify_queue_url":                     "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-notify",
 	"auth.oidc_issuer":                           "https://idp.example.com",
 	"auth.oidc_client_id":                        "console-client",
 }

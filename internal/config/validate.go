@@ -265,6 +265,15 @@ func (c *checker) queue(q *Queue) {
 	if q.CreateQueueURL != "" && q.CreateQueueURL == q.LifecycleQueueURL {
 		c.fail("queue.lifecycle_queue_url", "must differ from queue.create_queue_url: creates must never delay a stop")
 	}
+	if q.NotifyQueueURL == "" {
+		return
+	}
+	if u, err := url.Parse(q.NotifyQueueURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		c.fail("queue.notify_queue_url", "want an SQS queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>), got %q", q.NotifyQueueURL)
+	}
+	if q.NotifyQueueURL == q.CreateQueueURL || q.NotifyQueueURL == q.LifecycleQueueURL {
+		c.fail("queue.notify_queue_url", "must differ from queue.create_queue_url and queue.lifecycle_queue_url: a slow webhook receiver must never delay a create or a stop")
+	}
 }
 
 // oidcIssuerOK: an issuer the console may send browsers to and fetch

@@ -152,6 +152,18 @@ func TestInvalidValues(t *testing.T) {
 			},
 		},
 		{
+			name: "queue notify url",
+			env: map[string]string{"BERTH_QUEUE_BACKEND": "sqs", "BERTH_QUEUE_CREATE_QUEUE_URL": "https://sqs.eu-west-1.amazonaws.com/1/c",
+				"BERTH_QUEUE_LIFECYCLE_QUEUE_URL": "https://sqs.eu-west-1.amazonaws.com/1/l", "BERTH_QUEUE_NOTIFY_QUEUE_URL": "https://sqs.eu-west-1.amazonaws.com/1/l"},
+			want: []want{{"queue.notify_queue_url", "BERTH_QUEUE_NOTIFY_QUEUE_URL", "must differ from"}},
+		},
+		{
+			name: "queue notify not a url",
+			env: map[string]string{"BERTH_QUEUE_BACKEND": "sqs", "BERTH_QUEUE_CREATE_QUEUE_URL": "https://sqs.eu-west-1.amazonaws.com/1/c",
+				"BERTH_QUEUE_LIFECYCLE_QUEUE_URL": "https://sqs.eu-west-1.amazonaws.com/1/l", "BERTH_QUEUE_NOTIFY_QUEUE_URL": "berth-notify"},
+			want: []want{{"queue.notify_queue_url", "BERTH_QUEUE_NOTIFY_QUEUE_URL", "want an SQS queue URL"}},
+		},
+		{
 			name: "queue backend",
 			file: "queue: {backend: kafka, visibility_timeout: 13h}\n",
 			want: []want{

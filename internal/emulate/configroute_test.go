@@ -98,14 +98,15 @@ var routeFunctions = map[string]struct {
 }{
 	"ApiFunction": {wiring.FunctionAPI, false}, "DispatcherFunction": {"dispatcher", true},
 	"CreateWorkerFunction": {"worker", true}, "LifecycleWorkerFunction": {"worker", true}, "ReconcilerFunction": {"reconciler", false},
-	"LogsFunction": {"logs", false}, "WatcherFunction": {"watcher", false},
+	"LogsFunction": {"logs", false}, "WatcherFunction": {"watcher", false}, "NotifyFunction": {wiring.FunctionNotify, false},
 }
 
 // The functions that read the configuration document (the parameter), and
 // those that read its secret material too.
 var (
-	documentReaders = []string{"ApiFunction", "CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "LogsFunction", "WatcherFunction"}
-	secretReaders   = []string{"CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "LogsFunction", "WatcherFunction"}
+	documentReaders = []string{"ApiFunction", "CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "LogsFunction", "WatcherFunction",
+		"NotifyFunction"}
+	secretReaders = []string{"CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "LogsFunction", "WatcherFunction"}
 )
 
 // stackOwned are the keys of those sections that the stack decides, not

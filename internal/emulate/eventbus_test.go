@@ -21,7 +21,7 @@ import (
 // TestEmulatedEventBus: under the emulator every function is told the
 // stack's bus (BERTH_WEBHOOKS_EVENT_BUS) and reaches the stand-in's
 // EventBridge at AWS_ENDPOINT_URL_EVENTBRIDGE, which takes an event from
-// the lifecycle worker only, as the template's policies say.
+// the notify function only, as the template's policies say.
 func TestEmulatedEventBus(t *testing.T) {
 	const region, stackName = "eu-west-1", "bus"
 	path := filepath.Join(t.TempDir(), "config.yml")
@@ -62,12 +62,12 @@ func TestEmulatedEventBus(t *testing.T) {
 		p := &eventbus.Publisher{Client: client, Bus: env["BERTH_WEBHOOKS_EVENT_BUS"], Attempts: 1}
 		_, err = p.Publish(ctx, []types.PutEventsRequestEntry{{Source: aws.String(eventbus.Source),
 			DetailType: aws.String(eventbus.DetailTypeStatusChange), Detail: aws.String(`{"from":"` + id + `"}`)}})
-		if want := id == "LifecycleWorkerFunction"; (err == nil) != want {
+		if want := id == "NotifyFunction"; (err == nil) != want {
 			t.Errorf("%s: PutEvents on the stack's bus: %v; want allowed: %v", id, err, want)
 		}
 	}
 	evs := dc.store.Events()
-	if len(evs) != 1 || evs[0].Principal != "LifecycleWorkerFunction" {
-		t.Errorf("the stand-in's bus holds %+v; want the lifecycle worker's event only", evs)
+	if len(evs) != 1 || evs[0].Principal != "NotifyFunction" {
+		t.Errorf("the stand-in's bus holds %+v; want the notify function's event only", evs)
 	}
 }

@@ -104,6 +104,8 @@ type setup struct {
 	// aws, if set, is given the DynamoDB and SQS endpoints the stack would
 	// use and returns the ones it uses instead (a fault proxy in front).
 	aws func(ddbURL, sqsURL string) (string, string)
+	// webhooks: keys of BERTH_CONFIG's webhooks section (allowed_networks).
+	webhooks map[string]any
 }
 
 // stack is one emulated stack, running in the test.
@@ -173,6 +175,9 @@ func start(t testing.TB, s setup) *stack {
 			aliceToken: map[string]any{"user": "alice"},
 			bobToken:   map[string]any{"user": "bob"},
 		}},
+	}
+	if s.webhooks != nil {
+		cfg["webhooks"] = s.webhooks
 	}
 	if s.kubernetesOnly {
 		cfg["docker"] = map[string]any{"scope": st.scope}

@@ -149,13 +149,24 @@ func JoinSecret(paramName string, param []byte, secretName string, secret []byte
 	return out, nil
 }
 
-// FunctionAPI is the api function's name for LoadFunctionConfig: the one
+// FunctionAPI is the api function's name for LoadFunctionConfig: a
 // function that reads the parameter but never the secret.
 const FunctionAPI = "api"
 
+// FunctionNotify is the notify function's name for LoadFunctionConfig: it
+// too reads the parameter (webhooks.allowed_networks) but never the
+// secret, and dials no runtime.
+const FunctionNotify = "notify"
+
+// readsNoSecret reports whether function reads the parameter without the
+// secret, its Docker hosts' TLS material withheld (withheldTLS).
+func readsNoSecret(function string) bool {
+	return function == FunctionAPI || function == FunctionNotify
+}
+
 // withheldTLS marks the tcp:// hosts of a parameter document that have no
 // tls: as having TLS material held elsewhere (an empty tls:), for the api
-// function: it never dials a host, and the material, in the secret, is
+// and notify functions: they never dial a host, and the material, in the secret, is
 // not its to read. Without the mark the document would be refused for the
 // TLS a tcp:// host needs.
 func withheldTLS(param []byte) ([]byte, error) {

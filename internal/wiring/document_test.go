@@ -124,6 +124,13 @@ func TestLoadFunctionConfig(t *testing.T) {
 					t.Errorf("api config: %+v", e.Config.Docker)
 				}
 			}},
+		{name: "the notify function: TLS withheld, not missing", params: []string{paramDoc}, function: FunctionNotify,
+			env: map[string]string{ConfigParameterVar: testParam + ":1"},
+			check: func(t *testing.T, e *Configuration) {
+				if h := e.Config.Docker.Hosts; len(h) != 2 || h[0].TLS == nil || *h[0].TLS != (config.DockerTLS{}) {
+					t.Errorf("notify config: %+v", e.Config.Docker)
+				}
+			}},
 		{name: "a worker without the secret a tcp host needs", params: []string{paramDoc},
 			env: map[string]string{ConfigParameterVar: testParam + ":1"}, wantErr: "docker.hosts[0].tls"},
 		{name: "a host in the secret only", params: []string{"docker: {hosts: [{name: h1, endpoint: 'unix:///x.sock'}]}\n"}, secret: secretDocTLS,

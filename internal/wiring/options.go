@@ -136,7 +136,7 @@ func LoadFunctionConfig(ctx context.Context, function string, withSQS bool, env 
 				return nil, err
 			}
 			out.Document += " with secret " + secret
-		} else if function == FunctionAPI {
+		} else if readsNoSecret(function) {
 			if data, err = withheldTLS(data); err != nil {
 				return nil, err
 			}
@@ -179,22 +179,31 @@ func Metrics(w io.Writer, function string) *metrics.Emitter {
 	return metrics.New(w, map[string]string{"Function": function})
 }
 
-// Queues maps the outbox's two queue names to the SQS queues the
-// configuration names.
+// Queues maps the outbox's queue names to the SQS queues the
+// configuration names: the create and lifecycle queues, and the notify
+// queue when there is one (without it the dispatcher sends deliveries to
+// the lifecycle queue).
 func Queues(cfg *config.Config, c sqsqueue.API) map[outbox.QueueName]queue.Queue {
-	return map[outbox.QueueName]queue.Queue{
+	out := map[outbox.QueueName]queue.Queue{
 		outbox.CreateQueue:    sqsqueue.New(c, cfg.Queue.CreateQueueURL),
 		outbox.LifecycleQueue: sqsqueue.New(c, cfg.Queue.LifecycleQueueURL),
 	}
+	if cfg.Queue.NotifyQueueURL != "" {
+		out[outbox.NotifyQueue] = sqsqueue.New(c, cfg.Queue.NotifyQueueURL)
+	}
+	return out
 }
 
-// QueuesByName are the two SQS queues the configuration names, by
-// QueueName: how a consumer finds the queue an SQS record came from (its
-// eventSourceARN) to set that record's retry delay on it.
+// QueuesByName are the SQS queues the configuration names (the notify
+// queue too when there is one), by QueueName: how a consumer finds the
+// queue an SQS record came from (its eventSourceARN) to set that record's
+// retry delay on it.
 func QueuesByName(cfg *config.Config, c sqsqueue.API) map[string]*sqsqueue.Queue {
 	out := map[string]*sqsqueue.Queue{}
-	for _, u := range []string{cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL} {
-		out[QueueName(u)] = sqsqueue.New(c, u)
+	for _, u := range []string{cfg.Queue.CreateQueueURL, cfg.Queue.LifecycleQueueURL, cfg.Queue.NotifyQueueURL} {
+		if u != "" {
+			out[QueueName(u)] = sqsqueue.New(c, u)
+		}
 	}
 	return out
 }
@@ -235,7 +244,7 @@ func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf
 // EventBus is the worker's event-bus deliverer from webhooks.event_bus,
 // with a client on awsCfg (whose retryer retries throttled requests); nil
 // without a bus. The stack grants events:PutEvents on that bus to the
-// function that delivers (the lifecycle worker) only.
+// function that delivers (the notify function) only.
 func EventBus(cfg *config.Config, awsCfg aws.Config) worker.Deliverer {
 	if cfg.Webhooks.EventBus == "" {
 		return nil

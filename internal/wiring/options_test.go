@@ -7,6 +7,7 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/reconcile"
 )
 
@@ -62,5 +63,24 @@ func TestQueuesByName(t *testing.T) {
 	qs := QueuesByName(cfg, nil)
 	if len(qs) != 2 || qs["berth-create"] == nil || qs["berth-lifecycle"] == nil {
 		t.Errorf("QueuesByName = %v", qs)
+	}
+	cfg.Queue.NotifyQueueURL = "http://127.0.0.1:9324/000000000000/berth-notify"
+	if qs := QueuesByName(cfg, nil); len(qs) != 3 || qs["berth-notify"] == nil {
+		t.Errorf("QueuesByName with a notify queue = %v", qs)
+	}
+}
+
+// TestQueuesNotify: the dispatcher's queues hold the notify queue only when
+// one is configured (without it, deliveries go to the lifecycle queue).
+func TestQueuesNotify(t *testing.T) {
+	cfg := config.Default()
+	cfg.Queue.CreateQueueURL = "http://127.0.0.1:9324/000000000000/berth-create"
+	cfg.Queue.LifecycleQueueURL = "http://127.0.0.1:9324/000000000000/berth-lifecycle"
+	if qs := Queues(cfg, nil); len(qs) != 2 || qs[outbox.NotifyQueue] != nil {
+		t.Errorf("Queues without a notify queue = %v", qs)
+	}
+	cfg.Queue.NotifyQueueURL = "http://127.0.0.1:9324/000000000000/berth-notify"
+	if qs := Queues(cfg, nil); len(qs) != 3 || qs[outbox.NotifyQueue] == nil {
+		t.Errorf("Queues with a notify queue = %v", qs)
 	}
 }
