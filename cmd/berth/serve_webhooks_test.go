@@ -32,6 +32,8 @@ type hookReceiver struct {
 	// byKey: instance id and seq → the webhook-ids that carried it.
 	byKey    map[hookKey][]string
 	payloads map[hookKey]webhook.Change
+	// types: the payload type each key came as.
+	types    map[hookKey]string
 	requests int
 	changed  chan struct{}
 }
@@ -42,7 +44,7 @@ type hookKey struct {
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
-	r := &hookReceiver{t: t, byKey: map[hookKey][]string{}, payloads: map[hookKey]webhook.Change{}, changed: make(chan struct{}, 1)}
+	r := &hookReceiver{t: t, byKey: map[hookKey][]string{}, payloads: map[hookKey]webhook.Change{}, types: map[hookKey]string{}, changed: make(chan struct{}, 1)}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		if r.down.Load() {
@@ -71,6 +73,7 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 		r.mu.Lock()
 		r.byKey[k] = append(r.byKey[k], req.Header.Get(webhook.HeaderID))
 		r.payloads[k] = p.Data
+		r.types[k] = p.Type
 		r.requests++
 		r.mu.Unlock()
 		select {
@@ -142,15 +145,24 @@ func TestServeWebhooksAtLeastOnce(t *testing.T) {
 	e.kill()
 	e.start()
 
-	// Every status change of every instance, as its history records it.
+	// Every status change of every instance, as its history records it,
+	// and its create (its first event, from no status to pending).
 	want := map[hookKey]container.Event{}
+	created := map[string]hookKey{}
 	for _, id := range ids {
 		var evs struct{ Items []container.Event }
 		if err := json.Unmarshal(e.must(e.call("GET", "/api/containers/"+id+"/events?limit=100", aliceToken, nil), http.StatusOK).body, &evs); err != nil {
 			t.Fatal(err)
 		}
 		for _, ev := range evs.Items {
-			if ev.From != "" && ev.To != "" && ev.From != ev.To {
+			switch {
+			case ev.From == "" && ev.To == fsm.Pending && ev.Type == container.EventCreateRequested:
+				if _, ok := created[id]; ok {
+					t.Fatalf("instance %s has two create events", id)
+				}
+				created[id] = hookKey{id, ev.Seq}
+				want[hookKey{id, ev.Seq}] = ev
+			case ev.From != "" && ev.To != "" && ev.From != ev.To:
 				want[hookKey{id, ev.Seq}] = ev
 			}
 		}
@@ -187,11 +199,37 @@ func TestServeWebhooksAtLeastOnce(t *testing.T) {
 		if p := rcv.payloads[k]; p.PreviousStatus != ev.From || p.Status != ev.To || p.Instance.ID != k.instance || p.WebhookID != sub.ID {
 			t.Errorf("change %v delivered as %+v; its event is %s → %s", k, p, ev.From, ev.To)
 		}
+		// A create comes as container.created, every other change as
+		// container.status_changed.
+		wantType := webhook.EventStatusChanged
+		if created[k.instance] == k {
+			wantType = webhook.EventCreated
+		}
+		if rcv.types[k] != wantType {
+			t.Errorf("change %v (%s → %s) delivered as %q; want %q", k, ev.From, ev.To, rcv.types[k], wantType)
+		}
+	}
+	// Exactly one create delivery per instance, first in seq order.
+	for _, id := range ids {
+		c, ok := created[id]
+		if !ok {
+			t.Errorf("instance %s: its history records no create", id)
+			continue
+		}
+		for k, typ := range rcv.types {
+			switch {
+			case k.instance != id:
+			case typ == webhook.EventCreated && k != c:
+				t.Errorf("instance %s: a second create delivery %v beside %v", id, k, c)
+			case k.seq < c.seq:
+				t.Errorf("instance %s: delivery %v (%s) comes before its create %v", id, k, typ, c)
+			}
+		}
 	}
 	for k := range rcv.byKey {
 		if _, ok := want[k]; !ok {
 			t.Errorf("delivered %v, which no event records", k)
 		}
 	}
-	t.Logf("%d changes of %d instances delivered in %d requests (%d duplicates)", len(want), len(ids), rcv.requests, dups)
+	t.Logf("%d changes (%d creates) of %d instances delivered in %d requests (%d duplicates)", len(want), len(created), len(ids), rcv.requests, dups)
 }
