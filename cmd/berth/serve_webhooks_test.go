@@ -28,6 +28,8 @@ type hookReceiver struct {
 	down   atomic.Bool
 	// refused counts the requests answered 503 while down.
 	refused atomic.Int32
+	// lastRefused is when the last of them came (Unix nanoseconds).
+	lastRefused atomic.Int64
 	mu      sync.Mutex
 	// byKey: instance id and seq → the webhook-ids that carried it.
 	byKey    map[hookKey][]string
@@ -49,6 +51,7 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 		body, _ := io.ReadAll(req.Body)
 		if r.down.Load() {
 			r.refused.Add(1)
+			r.lastRefused.Store(time.Now().UnixNano())
 			w.WriteHeader(http.StatusServiceUnavailable)
 			select {
 			case r.changed <- struct{}{}:
@@ -86,15 +89,21 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 	return r
 }
 
+// receiverOutage is how long TestServeWebhooksAtLeastOnce's receiver
+// refuses every request (the issue's Done-when: 60 s).
+const receiverOutage = 60 * time.Second
+
 // TestServeWebhooksAtLeastOnce: through `berth serve`, every status change
 // of every instance reaches a real receiver, signed (checked by the
-// reference library), across a receiver outage and a kill -9 of the
+// reference library), across a receiver outage of receiverOutage (with a
+// short retry backoff, webhooks.retry_backoff and retry_backoff_max, the
+// retries go on during it and right after it) and a kill -9 of the
 // server while deliveries are in flight: none is lost, each carries its
 // event's seq (the order is restorable), and the duplicates of one change
 // share one webhook-id.
 func TestServeWebhooksAtLeastOnce(t *testing.T) {
 	t.Parallel()
-	e := newServeEnv(t, serveOptions{extra: "\nwebhooks:\n  allowed_networks: [127.0.0.0/8]\n"})
+	e := newServeEnv(t, serveOptions{extra: "\nwebhooks:\n  allowed_networks: [127.0.0.0/8]\n  retry_backoff: 500ms\n  retry_backoff_max: 3s\n"})
 	e.start()
 	e.putTemplates()
 	rcv := newHookReceiver(t)
@@ -110,7 +119,8 @@ func TestServeWebhooksAtLeastOnce(t *testing.T) {
 	// A refused receiver stays refused with the allowed network set.
 	e.must(e.call("POST", "/api/webhooks", aliceToken, map[string]any{"url": "http://169.254.169.254/"}), http.StatusUnprocessableEntity)
 
-	// The receiver is down while the instances change.
+	// The receiver is down while the instances change, for receiverOutage.
+	outageStart := time.Now()
 	rcv.down.Store(true)
 	var ids []string
 	for _, tpl := range []string{"ok", "ok", "bad", "sleeper"} {
@@ -131,7 +141,15 @@ func TestServeWebhooksAtLeastOnce(t *testing.T) {
 			t.Fatalf("only %d attempts reached the receiver during the outage", rcv.refused.Load())
 		}
 	}
+	// It stays down for receiverOutage of wall time; the deliveries are
+	// retried all along (one came in its last third).
+	<-time.After(time.Until(outageStart.Add(receiverOutage)))
+	last := time.Unix(0, rcv.lastRefused.Load())
+	if since := last.Sub(outageStart); since < receiverOutage*2/3 {
+		t.Errorf("the last attempt refused came %s into the %s outage; want retries all along", since.Round(time.Millisecond), receiverOutage)
+	}
 	rcv.down.Store(false)
+	t.Logf("receiver down for %s: %d attempts refused", time.Since(outageStart).Round(time.Millisecond), rcv.refused.Load())
 	for len(rcv.changed) > 0 {
 		<-rcv.changed
 	}
