@@ -153,6 +153,17 @@ func (s *Store) update(ctx context.Context, op string, fn func(tx *bolt.Tx) erro
 	return wrapErr(op, s.db.Update(fn))
 }
 
+// batch runs fn in a read-write transaction that concurrent batch calls
+// share (bolt's DB.Batch: one commit, one fsync, for all of them, after at
+// most bolt's MaxBatchDelay). fn may run more than once (alone, when
+// another function of the batch failed), so it must only act on tx.
+func (s *Store) batch(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("boltstore: %s: %w", op, err)
+	}
+	return wrapErr(op, s.db.Batch(fn))
+}
+
 // view runs fn in a read-only transaction (a consistent snapshot).
 func (s *Store) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {

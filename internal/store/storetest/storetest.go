@@ -149,6 +149,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"DeleteWritesDeliveries", testDeleteDeliveries},
 		{"CreateWritesDeliveries", testCreateDeliveries},
 		{"GroupFinishDeliveries", testGroupDeliveries},
+		{"ConcurrentMarkDone", testConcurrentMarkDone},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
