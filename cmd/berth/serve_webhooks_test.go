@@ -30,7 +30,7 @@ type hookReceiver struct {
 	refused atomic.Int32
 	// lastRefused is when the last of them came (Unix nanoseconds).
 	lastRefused atomic.Int64
-	mu      sync.Mutex
+	mu          sync.Mutex
 	// byKey: instance id and seq → the webhook-ids that carried it.
 	byKey    map[hookKey][]string
 	payloads map[hookKey]webhook.Change
