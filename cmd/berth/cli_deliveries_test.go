@@ -17,8 +17,10 @@ func TestCLIWebhookDeliveries(t *testing.T) {
 	srv := clienttest.New(t, clienttest.Options{})
 	alice := cliEnv(srv, clienttest.AliceToken)
 	bob := cliEnv(srv, clienttest.BobToken)
-	wh := decodeOut[client.Webhook](t, runBerth(t, alice, "", "webhooks", "create", "https://93.184.216.34/hook", "-o", "json"))
 	inst := decodeOut[client.Instance](t, runBerth(t, alice, "", "containers", "create", "--template", "busybox", "-o", "json"))
+	// Subscribed after the create (itself a delivery, container.created),
+	// so that the listing holds the two changes below.
+	wh := decodeOut[client.Webhook](t, runBerth(t, alice, "", "webhooks", "create", "https://93.184.216.34/hook", "-o", "json"))
 	// creating → running is written through the manager: one delivery;
 	// running → stop_pending by the stop: another.
 	srv.Drive(t, inst.ID, fsm.Running)

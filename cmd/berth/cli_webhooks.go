@@ -157,7 +157,11 @@ func cliWebhooksRedeliver(ctx context.Context, app *cliApp, fs *flag.FlagSet, ar
 func cliPrintDeliveries(w io.Writer, ds []client.Delivery) error {
 	return cliPrintTable(w, []string{"ID", "INSTANCE", "SEQ", "CHANGE", "STATUS", "ATTEMPTS", "CREATED", "LAST ERROR"}, ds,
 		func(d client.Delivery) []string {
-			return []string{d.ID, d.InstanceID, strconv.FormatInt(d.Seq, 10), d.From + " -> " + d.To, d.Status,
+			change := d.From + " -> " + d.To
+			if d.Group != "" {
+				change = "group " + d.Group + " finished"
+			}
+			return []string{d.ID, d.InstanceID, strconv.FormatInt(d.Seq, 10), change, d.Status,
 				strconv.Itoa(d.Attempts), d.CreatedAt.UTC().Format(time.RFC3339), d.LastError}
 		})
 }

@@ -28,10 +28,14 @@ type hookReceiver struct {
 	down   atomic.Bool
 	// refused counts the requests answered 503 while down.
 	refused atomic.Int32
-	mu      sync.Mutex
+	// lastRefused is when the last of them came (Unix nanoseconds).
+	lastRefused atomic.Int64
+	mu          sync.Mutex
 	// byKey: instance id and seq → the webhook-ids that carried it.
 	byKey    map[hookKey][]string
 	payloads map[hookKey]webhook.Change
+	// types: the payload type each key came as.
+	types    map[hookKey]string
 	requests int
 	changed  chan struct{}
 }
@@ -42,11 +46,12 @@ type hookKey struct {
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
-	r := &hookReceiver{t: t, byKey: map[hookKey][]string{}, payloads: map[hookKey]webhook.Change{}, changed: make(chan struct{}, 1)}
+	r := &hookReceiver{t: t, byKey: map[hookKey][]string{}, payloads: map[hookKey]webhook.Change{}, types: map[hookKey]string{}, changed: make(chan struct{}, 1)}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		if r.down.Load() {
 			r.refused.Add(1)
+			r.lastRefused.Store(time.Now().UnixNano())
 			w.WriteHeader(http.StatusServiceUnavailable)
 			select {
 			case r.changed <- struct{}{}:
@@ -71,6 +76,7 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 		r.mu.Lock()
 		r.byKey[k] = append(r.byKey[k], req.Header.Get(webhook.HeaderID))
 		r.payloads[k] = p.Data
+		r.types[k] = p.Type
 		r.requests++
 		r.mu.Unlock()
 		select {
@@ -83,15 +89,21 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 	return r
 }
 
+// receiverOutage is how long TestServeWebhooksAtLeastOnce's receiver
+// refuses every request (the issue's Done-when: 60 s).
+const receiverOutage = 60 * time.Second
+
 // TestServeWebhooksAtLeastOnce: through `berth serve`, every status change
 // of every instance reaches a real receiver, signed (checked by the
-// reference library), across a receiver outage and a kill -9 of the
+// reference library), across a receiver outage of receiverOutage (with a
+// short retry backoff, webhooks.retry_backoff and retry_backoff_max, the
+// retries go on during it and right after it) and a kill -9 of the
 // server while deliveries are in flight: none is lost, each carries its
 // event's seq (the order is restorable), and the duplicates of one change
 // share one webhook-id.
 func TestServeWebhooksAtLeastOnce(t *testing.T) {
 	t.Parallel()
-	e := newServeEnv(t, serveOptions{extra: "\nwebhooks:\n  allowed_networks: [127.0.0.0/8]\n"})
+	e := newServeEnv(t, serveOptions{extra: "\nwebhooks:\n  allowed_networks: [127.0.0.0/8]\n  retry_backoff: 500ms\n  retry_backoff_max: 3s\n"})
 	e.start()
 	e.putTemplates()
 	rcv := newHookReceiver(t)
@@ -107,7 +119,8 @@ func TestServeWebhooksAtLeastOnce(t *testing.T) {
 	// A refused receiver stays refused with the allowed network set.
 	e.must(e.call("POST", "/api/webhooks", aliceToken, map[string]any{"url": "http://169.254.169.254/"}), http.StatusUnprocessableEntity)
 
-	// The receiver is down while the instances change.
+	// The receiver is down while the instances change, for receiverOutage.
+	outageStart := time.Now()
 	rcv.down.Store(true)
 	var ids []string
 	for _, tpl := range []string{"ok", "ok", "bad", "sleeper"} {
@@ -128,7 +141,15 @@ func TestServeWebhooksAtLeastOnce(t *testing.T) {
 			t.Fatalf("only %d attempts reached the receiver during the outage", rcv.refused.Load())
 		}
 	}
+	// It stays down for receiverOutage of wall time; the deliveries are
+	// retried all along (one came in its last third).
+	<-time.After(time.Until(outageStart.Add(receiverOutage)))
+	last := time.Unix(0, rcv.lastRefused.Load())
+	if since := last.Sub(outageStart); since < receiverOutage*2/3 {
+		t.Errorf("the last attempt refused came %s into the %s outage; want retries all along", since.Round(time.Millisecond), receiverOutage)
+	}
 	rcv.down.Store(false)
+	t.Logf("receiver down for %s: %d attempts refused", time.Since(outageStart).Round(time.Millisecond), rcv.refused.Load())
 	for len(rcv.changed) > 0 {
 		<-rcv.changed
 	}
@@ -142,15 +163,24 @@ func TestServeWebhooksAtLeastOnce(t *testing.T) {
 	e.kill()
 	e.start()
 
-	// Every status change of every instance, as its history records it.
+	// Every status change of every instance, as its history records it,
+	// and its create (its first event, from no status to pending).
 	want := map[hookKey]container.Event{}
+	created := map[string]hookKey{}
 	for _, id := range ids {
 		var evs struct{ Items []container.Event }
 		if err := json.Unmarshal(e.must(e.call("GET", "/api/containers/"+id+"/events?limit=100", aliceToken, nil), http.StatusOK).body, &evs); err != nil {
 			t.Fatal(err)
 		}
 		for _, ev := range evs.Items {
-			if ev.From != "" && ev.To != "" && ev.From != ev.To {
+			switch {
+			case ev.From == "" && ev.To == fsm.Pending && ev.Type == container.EventCreateRequested:
+				if _, ok := created[id]; ok {
+					t.Fatalf("instance %s has two create events", id)
+				}
+				created[id] = hookKey{id, ev.Seq}
+				want[hookKey{id, ev.Seq}] = ev
+			case ev.From != "" && ev.To != "" && ev.From != ev.To:
 				want[hookKey{id, ev.Seq}] = ev
 			}
 		}
@@ -187,11 +217,37 @@ func TestServeWebhooksAtLeastOnce(t *testing.T) {
 		if p := rcv.payloads[k]; p.PreviousStatus != ev.From || p.Status != ev.To || p.Instance.ID != k.instance || p.WebhookID != sub.ID {
 			t.Errorf("change %v delivered as %+v; its event is %s → %s", k, p, ev.From, ev.To)
 		}
+		// A create comes as container.created, every other change as
+		// container.status_changed.
+		wantType := webhook.EventStatusChanged
+		if created[k.instance] == k {
+			wantType = webhook.EventCreated
+		}
+		if rcv.types[k] != wantType {
+			t.Errorf("change %v (%s → %s) delivered as %q; want %q", k, ev.From, ev.To, rcv.types[k], wantType)
+		}
+	}
+	// Exactly one create delivery per instance, first in seq order.
+	for _, id := range ids {
+		c, ok := created[id]
+		if !ok {
+			t.Errorf("instance %s: its history records no create", id)
+			continue
+		}
+		for k, typ := range rcv.types {
+			switch {
+			case k.instance != id:
+			case typ == webhook.EventCreated && k != c:
+				t.Errorf("instance %s: a second create delivery %v beside %v", id, k, c)
+			case k.seq < c.seq:
+				t.Errorf("instance %s: delivery %v (%s) comes before its create %v", id, k, typ, c)
+			}
+		}
 	}
 	for k := range rcv.byKey {
 		if _, ok := want[k]; !ok {
 			t.Errorf("delivered %v, which no event records", k)
 		}
 	}
-	t.Logf("%d changes of %d instances delivered in %d requests (%d duplicates)", len(want), len(ids), rcv.requests, dups)
+	t.Logf("%d changes (%d creates) of %d instances delivered in %d requests (%d duplicates)", len(want), len(created), len(ids), rcv.requests, dups)
 }

@@ -65,8 +65,13 @@ func (c *Client) DeleteWebhook(ctx context.Context, id string) error {
 // reports and how its sending went (Status pending, delivered or failed).
 type Delivery struct {
 	// ID is the webhook-id header of every attempt, redeliveries included.
-	ID         string    `json:"id"`
-	WebhookID  string    `json:"webhook_id"`
+	ID        string `json:"id"`
+	WebhookID string `json:"webhook_id"`
+	// Type is the payload's type: container.created,
+	// container.status_changed, container.deleted or group.finished.
+	Type string `json:"type"`
+	// Group names the group of a group.finished delivery.
+	Group      string    `json:"group,omitempty"`
 	InstanceID string    `json:"instance_id"`
 	Seq        int64     `json:"seq"`
 	From       string    `json:"from"`

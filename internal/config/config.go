@@ -377,7 +377,8 @@ func defaults() *Config {
 			Backend:           QueueMemory,
 			VisibilityTimeout: 30 * time.Second,
 		},
-		Webhooks: Webhooks{AllowedNetworks: []string{}},
+		Webhooks: Webhooks{AllowedNetworks: []string{}, RetryBackoff: DefaultWebhookRetryBackoff,
+			RetryBackoffMax: DefaultWebhookRetryBackoffMax},
 		Secrets: Secrets{
 			Source:    SecretsNone,
 			EnvPrefix: DefaultSecretEnvPrefix,

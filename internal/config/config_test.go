@@ -81,6 +81,8 @@ func TestDefaultsArePinned(t *testing.T) {
 		{"kubernetes.clusters", len(c.Kubernetes.Clusters), 0},
 		{"queue.backend", c.Queue.Backend, QueueBackend("memory")},
 		{"queue.visibility_timeout", c.Queue.VisibilityTimeout, 30 * time.Second},
+		{"webhooks.retry_backoff", c.Webhooks.RetryBackoff, 2 * time.Second},
+		{"webhooks.retry_backoff_max", c.Webhooks.RetryBackoffMax, 5 * time.Minute},
 	}
 	for _, tt := range tests {
 		if !reflect.DeepEqual(tt.got, tt.want) {

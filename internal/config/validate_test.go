@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fieldErrors returns the FieldErrors joined in err.
@@ -390,6 +391,32 @@ func TestWebhooksAllowedNetworks(t *testing.T) {
 		}
 		if err == nil && tc.file == "" && len(cfg.Webhooks.AllowedNetworks) != 0 {
 			t.Errorf("default webhooks.allowed_networks = %v; want none", cfg.Webhooks.AllowedNetworks)
+		}
+	}
+}
+
+// TestWebhooksRetryBackoff: the delivery retry keys are positive, the cap
+// at least the first delay and at most what a queue can delay.
+func TestWebhooksRetryBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		bad     string // the key the error names; "" when valid
+		base, m time.Duration
+	}{
+		{"", "", 2 * time.Second, 5 * time.Minute},
+		{"webhooks:\n  retry_backoff: 200ms\n  retry_backoff_max: 1s\n", "", 200 * time.Millisecond, time.Second},
+		{"webhooks:\n  retry_backoff: 0s\n", "webhooks.retry_backoff", 0, 0},
+		{"webhooks:\n  retry_backoff: 10s\n  retry_backoff_max: 5s\n", "webhooks.retry_backoff_max", 0, 0},
+		{"webhooks:\n  retry_backoff_max: 16m\n", "webhooks.retry_backoff_max", 0, 0},
+	} {
+		cfg, err := LoadData("config.yml", []byte(tc.file), func(string) (string, bool) { return "", false })
+		switch {
+		case tc.bad == "" && err != nil:
+			t.Errorf("Load(%q) = %v; want it valid", tc.file, err)
+		case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)):
+			t.Errorf("Load(%q) = %v; want an error naming %s", tc.file, err, tc.bad)
+		case tc.bad == "" && (cfg.Webhooks.RetryBackoff != tc.base || cfg.Webhooks.RetryBackoffMax != tc.m):
+			t.Errorf("Load(%q) = %s, %s; want %s, %s", tc.file, cfg.Webhooks.RetryBackoff, cfg.Webhooks.RetryBackoffMax, tc.base, tc.m)
 		}
 	}
 }

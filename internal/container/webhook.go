@@ -44,6 +44,23 @@ func (w Webhook) Matches(inst Instance, to fsm.Status) bool {
 	return true
 }
 
+// MatchesGroup reports whether the finish of owner's group is one the
+// subscription asked for: the owner's (or an admin's subscription) and the
+// group filter's. Template and status filters name what instances are and
+// become, which a group finish is neither: a subscription with one does
+// not match it.
+func (w Webhook) MatchesGroup(owner, group string) bool {
+	switch {
+	case !w.AllOwners && owner != w.Owner:
+		return false
+	case w.Group != "" && group != w.Group:
+		return false
+	case w.Template != "" || len(w.Statuses) > 0:
+		return false
+	}
+	return true
+}
+
 // Clone returns a copy that shares no slice with w.
 func (w Webhook) Clone() Webhook {
 	w.Statuses = slices.Clone(w.Statuses)
@@ -83,4 +100,8 @@ type Delivery struct {
 	// Instance is the instance as the change left it, as the API shows
 	// it; the store sets it.
 	Instance *Instance `json:"instance,omitempty"`
+	// Group, set on the delivery of a group finish (and then From and To
+	// are empty), is the finish as its answer shows it. Its item rides
+	// on a member's write (the finish's last), whose instance it names.
+	Group *GroupResult `json:"group,omitempty"`
 }

@@ -16,12 +16,18 @@ import (
 // was written.
 func Entry(item container.OutboxItem) (types.PutEventsRequestEntry, error) {
 	d := item.Delivery
-	if d == nil || d.Instance == nil {
+	var detail []byte
+	var err error
+	switch {
+	case d != nil && d.Group != nil:
+		detail, err = json.Marshal(GroupDetail{Group: *d.Group, DeliveryID: item.ID})
+	case d == nil || d.Instance == nil:
 		return types.PutEventsRequestEntry{}, fmt.Errorf("outbox item %s carries no delivery", item.ID)
+	default:
+		detail, err = json.Marshal(Detail{
+			Instance: *d.Instance, PreviousStatus: d.From, Status: d.To, Reason: d.Reason, Seq: d.Seq, DeliveryID: item.ID,
+		})
 	}
-	detail, err := json.Marshal(Detail{
-		Instance: *d.Instance, PreviousStatus: d.From, Status: d.To, Reason: d.Reason, Seq: d.Seq, DeliveryID: item.ID,
-	})
 	if err != nil {
 		return types.PutEventsRequestEntry{}, fmt.Errorf("event of outbox item %s: %w", item.ID, err)
 	}

@@ -8,17 +8,25 @@ import (
 // Source is the source of every event berth puts on a bus.
 const Source = "berth"
 
-// Detail-types: a status change's event, and an instance's removal
-// (after deleting; its status is then empty).
+// Detail-types: an instance's create (from no status to pending), a
+// status change's event, an instance's removal (after deleting; its
+// status is then empty), and a group's finish (GroupDetail).
 const (
-	DetailTypeStatusChange = "Container Status Change"
-	DetailTypeDeleted      = "Container Deleted"
+	DetailTypeCreated       = "Container Created"
+	DetailTypeStatusChange  = "Container Status Change"
+	DetailTypeDeleted       = "Container Deleted"
+	DetailTypeGroupFinished = "Group Finished"
 )
 
 // DetailType is the detail-type of a delivery's event.
 func DetailType(d container.Delivery) string {
-	if d.To == "" {
+	switch {
+	case d.Group != nil:
+		return DetailTypeGroupFinished
+	case d.To == "":
 		return DetailTypeDeleted
+	case d.From == "":
+		return DetailTypeCreated
 	}
 	return DetailTypeStatusChange
 }
@@ -35,5 +43,14 @@ type Detail struct {
 	Seq int64 `json:"seq"`
 	// DeliveryID is the outbox item's id, the same on every attempt: a
 	// duplicate carries the same one.
+	DeliveryID string `json:"delivery_id"`
+}
+
+// GroupDetail is the detail of a group finish's event, as JSON.
+type GroupDetail struct {
+	// Group is the finish as its answer (POST /api/groups/{group}/finish)
+	// shows it.
+	Group container.GroupResult `json:"group"`
+	// DeliveryID is the outbox item's id, the same on every attempt.
 	DeliveryID string `json:"delivery_id"`
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/webhook"
 )
 
 // Delivery statuses as the API shows them: an outbox item pending or
@@ -23,8 +24,13 @@ const (
 type deliveryBody struct {
 	// ID is the delivery's webhook-id header, the same on every attempt
 	// and on a redelivery.
-	ID         string     `json:"id"`
-	WebhookID  string     `json:"webhook_id"`
+	ID        string `json:"id"`
+	WebhookID string `json:"webhook_id"`
+	// Type is the payload's type (webhook.EventType).
+	Type string `json:"type"`
+	// Group names the finished group of a group.finished delivery, whose
+	// instance_id is the member whose write carried it.
+	Group      string     `json:"group,omitempty"`
 	InstanceID string     `json:"instance_id"`
 	Seq        int64      `json:"seq"`
 	From       fsm.Status `json:"from"`
@@ -47,7 +53,10 @@ func deliveryView(ob container.OutboxItem) deliveryBody {
 	b := deliveryBody{ID: ob.ID, InstanceID: ob.InstanceID, Status: status, Attempts: ob.Attempts,
 		LastError: ob.LastError, CreatedAt: ob.CreatedAt, UpdatedAt: ob.UpdatedAt}
 	if d := ob.Delivery; d != nil {
-		b.WebhookID, b.Seq, b.From, b.To = d.WebhookID, d.Seq, d.From, d.To
+		b.WebhookID, b.Seq, b.From, b.To, b.Type = d.WebhookID, d.Seq, d.From, d.To, webhook.EventType(*d)
+		if d.Group != nil {
+			b.Group = d.Group.Group
+		}
 	}
 	return b
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
@@ -148,9 +149,7 @@ func (m *Manager) FinishGroup(ctx context.Context, c identity.Caller, owner, gro
 		policy = config.CleanupNone
 	}
 	why := fmt.Sprintf("group %s finished (%s): dag_node_cleanup_on_dag_finished=%s", group, outcome, policy)
-	res, err := m.applyToGroup(ctx, c, owner, group, policy, why, requestID)
-	res.Outcome = outcome
-	return res, err
+	return m.applyToGroup(ctx, c, owner, group, outcome, policy, why, requestID)
 }
 
 // ResetGroup deletes every member of a group, queued ones included, before
@@ -162,12 +161,16 @@ func (m *Manager) ResetGroup(ctx context.Context, c identity.Caller, owner, grou
 		return container.GroupResult{}, ErrResetDisabled
 	}
 	why := fmt.Sprintf("group %s reset: cleanup_dag_node_containers_before_start", group)
-	return m.applyToGroup(ctx, c, owner, group, config.CleanupDelete, why, requestID)
+	return m.applyToGroup(ctx, c, owner, group, "", config.CleanupDelete, why, requestID)
 }
 
-func (m *Manager) applyToGroup(ctx context.Context, c identity.Caller, owner, group string, policy config.CleanupPolicy, why, requestID string) (container.GroupResult, error) {
+// applyToGroup applies policy to every member of owner's group. A finish
+// (outcome set; a reset has none) is also notified: its deliveries
+// (group_notify.go) ride on the write of its last member, so that they
+// commit with the finish's last step, never before it.
+func (m *Manager) applyToGroup(ctx context.Context, c identity.Caller, owner, group, outcome string, policy config.CleanupPolicy, why, requestID string) (container.GroupResult, error) {
 	owner = groupOwner(c, owner)
-	res := container.GroupResult{Group: group, Owner: owner, Policy: string(policy), Members: []container.MemberAction{}}
+	res := container.GroupResult{Group: group, Owner: owner, Outcome: outcome, Policy: string(policy), Members: []container.MemberAction{}}
 	if !validGroupName(group) {
 		return res, fmt.Errorf("group %.64q: %w", group, ErrNotFound)
 	}
@@ -175,14 +178,28 @@ func (m *Manager) applyToGroup(ctx context.Context, c identity.Caller, owner, gr
 	if err != nil {
 		return res, err
 	}
-	for _, in := range members {
-		act, err := m.applyToMember(ctx, c, in, policy, why, requestID)
+	for i, in := range members {
+		var carry func(container.MemberAction) ([]container.OutboxItem, error)
+		if outcome != "" && i == len(members)-1 {
+			carry = func(act container.MemberAction) ([]container.OutboxItem, error) {
+				done := res
+				done.Members = append(slices.Clip(res.Members), act)
+				return m.groupDeliveries(ctx, in.ID, done)
+			}
+		}
+		act, carried, err := m.applyToMember(ctx, c, in, policy, why, requestID, carry)
 		if err != nil {
 			// What is written stays written; a repeat of the call finishes
 			// the rest (members already handled answer already_*).
 			return res, fmt.Errorf("%s of member %s: %w", why, in.ID, err)
 		}
 		res.Members = append(res.Members, act)
+		if carry != nil && !carried {
+			// The last member is gone: an earlier one carries the finish.
+			if err := m.carryFinish(ctx, members[:i], res); err != nil {
+				return res, fmt.Errorf("%s: %w", why, err)
+			}
+		}
 	}
 	m.log.InfoContext(ctx, "group policy requested", "group", group, "owner", owner, "policy", policy,
 		"members", len(res.Members), "request_id", requestID)
@@ -191,45 +208,69 @@ func (m *Manager) applyToGroup(ctx context.Context, c identity.Caller, owner, gr
 
 // applyToMember writes one member's part of a finish or reset as one
 // conditional write (Manager.AdvanceFrom: decided again on conflicts with
-// the workers).
-func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in container.Instance, policy config.CleanupPolicy, why, requestID string) (container.MemberAction, error) {
-	var act container.MemberAction
-	_, err := m.AdvanceFrom(ctx, in, func(in container.Instance) (*store.TransitionParams, error) {
-		act = container.MemberAction{ID: in.ID, Name: in.Name, Status: in.Status}
-		now := m.now().UTC()
-		op, hasOp := groupOp(policy)
-		switch {
-		case in.Status == fsm.DeletePending || in.Status == fsm.Deleting:
-			act.Action = container.ActionAlreadyDeleting
-			return nil, nil
-		case in.Status == fsm.Pending && policy == config.CleanupDelete:
-			// Queued: its create item is already out; delete_pending makes
-			// the create worker let it go and the delete worker finish it.
-			act.Action = container.ActionDeleteRequested
-			p, _ := requestWrite(ctx, in, request{op: container.OpDelete, to: fsm.DeletePending, event: container.EventDeleteRequested,
-				reason: why, actor: c.User, requestID: requestID, at: now})
-			return p, nil
-		case in.Status == fsm.Pending:
-			act.Action = container.ActionCancelled
-			return cancelWrite(in, "cancelled before it was created: "+why, c.User, now), nil
-		case !hasOp:
-			act.Action = container.ActionNone
-			return nil, nil
-		case in.Status == fsm.Stopped && op == container.OpGroupStop:
-			act.Action = container.ActionAlreadyStopped
-			return nil, nil
-		default:
-			// The member stays as it is (status_reason too) until a worker
-			// carries out the policy.
-			act.Action = container.ActionCleanupRequested
-			p, _ := requestWrite(ctx, in, request{op: op, to: in.Status, event: container.EventCleanupRequested,
-				message: why, actor: c.User, requestID: requestID, at: now})
+// the workers). With carry set, the deliveries it returns for the
+// member's action are written with it (a write of the member's fields
+// alone when its action needs none); carried reports that they were.
+func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in container.Instance, policy config.CleanupPolicy, why, requestID string,
+	carry func(container.MemberAction) ([]container.OutboxItem, error)) (act container.MemberAction, carried bool, err error) {
+	_, err = m.AdvanceFrom(ctx, in, func(in container.Instance) (*store.TransitionParams, error) {
+		var p *store.TransitionParams
+		p, act = memberWrite(ctx, c, in, policy, why, requestID, m.now().UTC())
+		if carry == nil {
 			return p, nil
 		}
+		ds, err := carry(act)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil && len(ds) == 0 {
+			return nil, nil
+		}
+		if p == nil {
+			p = &store.TransitionParams{To: in.Status}
+		}
+		p.Deliveries = append(p.Deliveries, ds...)
+		return p, nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		act.Action = container.ActionAlreadyDeleting
-		return act, nil
+		return act, false, nil
 	}
-	return act, err
+	return act, err == nil && carry != nil, err
+}
+
+// memberWrite decides one member's part of a finish or reset: the write to
+// make (nil: none) and what it does to the member.
+func memberWrite(ctx context.Context, c identity.Caller, in container.Instance, policy config.CleanupPolicy, why, requestID string,
+	now time.Time) (*store.TransitionParams, container.MemberAction) {
+	act := container.MemberAction{ID: in.ID, Name: in.Name, Status: in.Status}
+	op, hasOp := groupOp(policy)
+	switch {
+	case in.Status == fsm.DeletePending || in.Status == fsm.Deleting:
+		act.Action = container.ActionAlreadyDeleting
+		return nil, act
+	case in.Status == fsm.Pending && policy == config.CleanupDelete:
+		// Queued: its create item is already out; delete_pending makes
+		// the create worker let it go and the delete worker finish it.
+		act.Action = container.ActionDeleteRequested
+		p, _ := requestWrite(ctx, in, request{op: container.OpDelete, to: fsm.DeletePending, event: container.EventDeleteRequested,
+			reason: why, actor: c.User, requestID: requestID, at: now})
+		return p, act
+	case in.Status == fsm.Pending:
+		act.Action = container.ActionCancelled
+		return cancelWrite(in, "cancelled before it was created: "+why, c.User, now), act
+	case !hasOp:
+		act.Action = container.ActionNone
+		return nil, act
+	case in.Status == fsm.Stopped && op == container.OpGroupStop:
+		act.Action = container.ActionAlreadyStopped
+		return nil, act
+	default:
+		// The member stays as it is (status_reason too) until a worker
+		// carries out the policy.
+		act.Action = container.ActionCleanupRequested
+		p, _ := requestWrite(ctx, in, request{op: op, to: in.Status, event: container.EventCleanupRequested,
+			message: why, actor: c.User, requestID: requestID, at: now})
+		return p, act
+	}
 }

@@ -62,6 +62,26 @@ type notifying struct {
 
 var _ store.Store = notifying{}
 
+// CreateInstance adds the create's deliveries (from no status to
+// pending: webhook.EventCreated) and writes through: a create is the
+// first change of every instance, reported like the others, in its own
+// transaction.
+func (n notifying) CreateInstance(ctx context.Context, p store.CreateParams) (container.Instance, error) {
+	subs, err := n.m.subscriptions(ctx, n.Store)
+	if err != nil {
+		return container.Instance{}, err
+	}
+	inst := p.Instance
+	if inst.Status == "" {
+		inst.Status = fsm.Pending
+	}
+	p.Deliveries, err = n.deliveries(ctx, subs, p.Deliveries, inst.ID, &inst, "", inst.Status)
+	if err != nil {
+		return container.Instance{}, err
+	}
+	return n.Store.CreateInstance(ctx, p)
+}
+
 // Transition adds the matching subscriptions' deliveries, and the event
 // bus's when the manager has one (Options.EventBus), to a status change
 // (To != From) and writes through.
@@ -73,7 +93,7 @@ func (n notifying) Transition(ctx context.Context, p store.TransitionParams) (co
 	if err != nil {
 		return container.Instance{}, err
 	}
-	p.Deliveries, err = n.deliveries(ctx, subs, p.Deliveries, p.ID, p.From, p.To)
+	p.Deliveries, err = n.deliveries(ctx, subs, p.Deliveries, p.ID, nil, p.From, p.To)
 	if err != nil {
 		return container.Instance{}, err
 	}
@@ -89,18 +109,19 @@ func (n notifying) DeleteInstance(ctx context.Context, p store.DeleteParams) err
 	if err != nil {
 		return err
 	}
-	p.Deliveries, err = n.deliveries(ctx, subs, p.Deliveries, p.ID, p.Event.From, "")
+	p.Deliveries, err = n.deliveries(ctx, subs, p.Deliveries, p.ID, nil, p.Event.From, "")
 	if err != nil {
 		return err
 	}
 	return n.Store.DeleteInstance(ctx, p)
 }
 
-// deliveries returns more with a delivery of the change of instance id
+// deliveries returns more with a delivery of the change of an instance
 // from → to for the event bus (when the manager has one) and for each of
-// subs that matches it.
+// subs that matches it. inst is the instance when the caller holds it (a
+// create); nil, it is read when a subscription needs it.
 func (n notifying) deliveries(ctx context.Context, subs []container.Webhook, more []container.OutboxItem, id string,
-	from, to fsm.Status) ([]container.OutboxItem, error) {
+	inst *container.Instance, from, to fsm.Status) ([]container.OutboxItem, error) {
 	if len(subs) == 0 && !n.m.eventBus {
 		return more, nil
 	}
@@ -118,12 +139,15 @@ func (n notifying) deliveries(ctx context.Context, subs []container.Webhook, mor
 	// Owner, template and group never change: the instance as read now
 	// says which subscriptions match; the store's own condition still
 	// guards the write.
-	inst, err := n.Store.GetInstance(ctx, id)
-	if err != nil {
-		return nil, err
+	if inst == nil {
+		got, err := n.Store.GetInstance(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		inst = &got
 	}
 	for _, w := range subs {
-		if w.Matches(inst, to) {
+		if w.Matches(*inst, to) {
 			add(w.ID)
 		}
 	}

@@ -87,9 +87,10 @@ func PrepareOutbox(ob container.OutboxItem, inst container.Instance, now time.Ti
 	if ob.UpdatedAt.IsZero() {
 		ob.UpdatedAt = ob.CreatedAt
 	}
-	if ob.Delivery != nil {
+	if ob.Delivery != nil && ob.Delivery.Group == nil {
 		// The change as this write leaves the instance: its event's
-		// number and the instance as the API shows it.
+		// number and the instance as the API shows it. A group finish's
+		// delivery only rides on the write and reports the group.
 		d := *ob.Delivery
 		snap := inst.Clone()
 		d.Seq, d.Instance = inst.EventSeq, &snap

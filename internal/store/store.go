@@ -132,6 +132,11 @@ type CreateParams struct {
 	// in the same transaction, else it fails with ErrTemplateChanged and
 	// writes nothing. It lets a caller skip reading the template per create.
 	Template *container.Template
+	// Deliveries are webhook deliveries (OpDeliver items) of the create
+	// itself (from no status to pending), written in the same
+	// transaction; PrepareOutbox fills in each one's instance and sequence
+	// number (1).
+	Deliveries []container.OutboxItem
 }
 
 // TransitionParams describes one conditional status change.

@@ -14,17 +14,26 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 )
 
-// Payload types: a status change, and the removal of an instance (after
-// deleting: its status is then empty and its instance as last stored).
+// Payload types: the create of an instance (from no status to pending),
+// a status change, the removal of an instance (after deleting: its
+// status is then empty and its instance as last stored), and a group's
+// finish (GroupPayload).
 const (
+	EventCreated       = "container.created"
 	EventStatusChanged = "container.status_changed"
 	EventDeleted       = "container.deleted"
+	EventGroupFinished = "group.finished"
 )
 
 // EventType is the payload type of a delivery.
 func EventType(d container.Delivery) string {
-	if d.To == "" {
+	switch {
+	case d.Group != nil:
+		return EventGroupFinished
+	case d.To == "":
 		return EventDeleted
+	case d.From == "":
+		return EventCreated
 	}
 	return EventStatusChanged
 }
@@ -49,6 +58,23 @@ type Change struct {
 	// every change, so a receiver restores the order and drops duplicates
 	// (which also share their webhook-id header).
 	Seq int64 `json:"seq"`
+}
+
+// GroupPayload is the JSON body of a group finish's delivery
+// (EventGroupFinished), in the Standard Webhooks shape.
+type GroupPayload struct {
+	Type      string        `json:"type"`
+	Timestamp time.Time     `json:"timestamp"`
+	Data      GroupFinished `json:"data"`
+}
+
+// GroupFinished is the group finish a delivery reports.
+type GroupFinished struct {
+	WebhookID string `json:"webhook_id"`
+	// Group is the finish as its answer (POST /api/groups/{group}/finish)
+	// shows it: the group, its owner, the outcome, the policy applied and
+	// what it did to each member.
+	Group container.GroupResult `json:"group"`
 }
 
 // Subscriptions reads subscriptions (store.Store is one).
@@ -76,6 +102,10 @@ type Deliverer struct {
 // Body returns the payload of a delivery item, as JSON.
 func Body(item container.OutboxItem, at time.Time) ([]byte, error) {
 	d := item.Delivery
+	if d != nil && d.Group != nil {
+		return json.Marshal(GroupPayload{Type: EventGroupFinished, Timestamp: at.UTC(),
+			Data: GroupFinished{WebhookID: d.WebhookID, Group: *d.Group}})
+	}
 	if d == nil || d.Instance == nil {
 		return nil, fmt.Errorf("outbox item %s carries no delivery", item.ID)
 	}

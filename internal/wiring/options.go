@@ -289,7 +289,8 @@ func WorkerOptions(cfg *config.Config, m *manager.Manager, st store.Store, rts *
 		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
 		MaxAttempts: cfg.Container.MaxAttempts, UnavailableRetryFor: cfg.Container.UnavailableRetryFor,
 		Metrics: emf, Logger: logger,
-		Webhooks: &webhook.Deliverer{Subscriptions: st, Guard: WebhookGuard(cfg)},
+		Webhooks:        &webhook.Deliverer{Subscriptions: st, Guard: WebhookGuard(cfg)},
+		DeliveryBackoff: worker.ExponentialBackoff(cfg.Webhooks.RetryBackoff, cfg.Webhooks.RetryBackoffMax),
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 )
@@ -29,12 +30,17 @@ func continueWait(msg outbox.Message, now time.Time, prior int) (outbox.Unavaila
 }
 
 // resend answers msg with itself carrying u, sent again after the capped
-// backoff of u.Retries under the id "<outbox id>-<tag><retries>" (one
+// backoff (the worker's, or for a delivery its DeliveryBackoff) of
+// u.Retries under the id "<outbox id>-<tag><retries>" (one
 // per retry, so a repeat of this very step sends no second copy). When
 // that message cannot be made, the queue's own redelivery after the same
 // delay stands in, and requeued is false.
 func (w *Worker) resend(ctx context.Context, log *slog.Logger, msg outbox.Message, u outbox.Unavailable, tag, reason string) (res Result, requeued bool) {
-	delay := min(w.backoff(u.Retries), queue.MaxDelay)
+	backoff := w.backoff
+	if msg.Op == container.OpDeliver {
+		backoff = w.deliveryBackoff
+	}
+	delay := min(backoff(u.Retries), queue.MaxDelay)
 	next := msg
 	next.Unavailable = &u
 	res = Result{Delay: delay, Reason: reason}

@@ -114,6 +114,10 @@ type Options struct {
 	// DeliveryRetryFor bounds how long a delivery is retried. Defaults to
 	// DefaultDeliveryRetryFor.
 	DeliveryRetryFor time.Duration
+	// DeliveryBackoff gives the delay before a webhook or event-bus
+	// delivery's retry number n (webhooks.retry_backoff and
+	// webhooks.retry_backoff_max through wiring). Defaults to Backoff.
+	DeliveryBackoff func(retry int) time.Duration
 }
 
 // Defaults of Options that are the worker's own.
@@ -147,6 +151,8 @@ type Worker struct {
 	deliverer   Deliverer
 	eventBus    Deliverer
 	deliverFor  time.Duration
+	// deliveryBackoff is Options.DeliveryBackoff.
+	deliveryBackoff func(int) time.Duration
 }
 
 // New returns a Worker. It panics without a Manager or a Store: a worker
@@ -160,6 +166,7 @@ func New(o Options) *Worker {
 		timeout: o.CreateStartTimeout, grace: o.StopGrace, maxAttempts: o.MaxAttempts,
 		unavailFor: o.UnavailableRetryFor, backoff: o.Backoff, poll: o.StablePoll, metrics: o.Metrics, log: o.Logger, now: o.Clock,
 		secrets: o.Secrets, deliverer: o.Webhooks, eventBus: o.EventBus, deliverFor: o.DeliveryRetryFor,
+		deliveryBackoff: o.DeliveryBackoff,
 	}
 	if w.deliverFor <= 0 {
 		w.deliverFor = DefaultDeliveryRetryFor
@@ -178,6 +185,9 @@ func New(o Options) *Worker {
 	}
 	if w.backoff == nil {
 		w.backoff = ExponentialBackoff(DefaultBackoffBase, DefaultBackoffMax)
+	}
+	if w.deliveryBackoff == nil {
+		w.deliveryBackoff = w.backoff
 	}
 	if w.poll <= 0 {
 		w.poll = DefaultStablePoll

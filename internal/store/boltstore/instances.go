@@ -62,6 +62,15 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 		if err := putNewOutbox(tx, ob, now); err != nil {
 			return err
 		}
+		for _, d := range p.Deliveries {
+			dob, err := store.PrepareOutbox(d, in, now)
+			if err != nil {
+				return err
+			}
+			if err := putNewOutbox(tx, dob, now); err != nil {
+				return err
+			}
+		}
 		if err := putEvent(tx, ev); err != nil {
 			return err
 		}

@@ -46,9 +46,12 @@ func (s *Store) MarkDispatched(ctx context.Context, id string, at time.Time) err
 }
 
 // MarkDone finishes the item; finished items expire after
-// store.OutboxRetention, counted from at.
+// store.OutboxRetention, counted from at. Concurrent marks share one
+// transaction (bolt's Batch: one fsync for all of them, as many webhook
+// deliveries finish at once); each call still returns only once its mark
+// is committed, so a caller acknowledges nothing before it is durable.
 func (s *Store) MarkDone(ctx context.Context, id string, at time.Time) error {
-	return s.changeOutbox(ctx, "mark done "+id, id, at, func(ob *container.OutboxItem, at time.Time) bool {
+	return s.changeOutboxIn(ctx, s.batch, "mark done "+id, id, at, func(ob *container.OutboxItem, at time.Time) bool {
 		if ob.State == container.OutboxDone {
 			return false
 		}
@@ -121,10 +124,18 @@ func finished(st container.OutboxState) bool {
 // changeOutbox loads the item, lets change edit it (false: leave it as it
 // is) and writes it back with its index entries.
 func (s *Store) changeOutbox(ctx context.Context, op, id string, at time.Time, change func(*container.OutboxItem, time.Time) bool) error {
+	return s.changeOutboxIn(ctx, s.update, op, id, at, change)
+}
+
+// changeOutboxIn is changeOutbox in a transaction write makes (s.update,
+// or s.batch, which may run the change twice: it only reads and writes
+// the transaction).
+func (s *Store) changeOutboxIn(ctx context.Context, write func(context.Context, string, func(*bolt.Tx) error) error, op, id string,
+	at time.Time, change func(*container.OutboxItem, time.Time) bool) error {
 	if at.IsZero() {
 		at = s.now()
 	}
-	return s.update(ctx, op, func(tx *bolt.Tx) error {
+	return write(ctx, op, func(tx *bolt.Tx) error {
 		ob, err := mustLoadOutbox(tx, id, s.now())
 		if err != nil {
 			return err

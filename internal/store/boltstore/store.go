@@ -87,6 +87,9 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 		}
 	}
+	// A batch (Store.batch) commits after at most this long: marks that
+	// finish together join it, a lone one waits little.
+	db.MaxBatchDelay = maxBatchDelay
 	clock := opts.Clock
 	if clock == nil {
 		clock = time.Now
@@ -151,6 +154,21 @@ func (s *Store) update(ctx context.Context, op string, fn func(tx *bolt.Tx) erro
 		return fmt.Errorf("boltstore: %s: %w", op, err)
 	}
 	return wrapErr(op, s.db.Update(fn))
+}
+
+// maxBatchDelay is how long a batch waits for more calls before it
+// commits (bolt's default is 10 ms, longer than a commit takes).
+const maxBatchDelay = 2 * time.Millisecond
+
+// batch runs fn in a read-write transaction that concurrent batch calls
+// share (bolt's DB.Batch: one commit, one fsync, for all of them, after at
+// most bolt's MaxBatchDelay). fn may run more than once (alone, when
+// another function of the batch failed), so it must only act on tx.
+func (s *Store) batch(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("boltstore: %s: %w", op, err)
+	}
+	return wrapErr(op, s.db.Batch(fn))
 }
 
 // view runs fn in a read-only transaction (a consistent snapshot).

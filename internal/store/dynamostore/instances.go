@@ -84,6 +84,17 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 	t.update(roleCounter, s.counters, counterKey(shard), admissionTake(caps[shard]))
 	t.put(roleInstance, s.instances, instAV, notExists(AttrID))
 	t.put(roleOutbox, s.outbox, obAV, notExists(AttrID))
+	for _, d := range p.Deliveries {
+		dob, err := store.PrepareOutbox(d, in, now)
+		if err != nil {
+			return container.Instance{}, fmt.Errorf("dynamostore: %s %q: %w", op, in.ID, err)
+		}
+		dAV, err := marshalOutbox(dob)
+		if err != nil {
+			return container.Instance{}, fmt.Errorf("dynamostore: %s: %w", op, err)
+		}
+		t.put(roleDelivery, s.outbox, dAV, notExists(AttrID))
+	}
 	// A history still retained from a deleted instance with the same id
 	// also makes the id taken.
 	t.put(roleEvent, s.events, evAV, notExists(AttrInstanceID))
@@ -122,6 +133,8 @@ func (s *Store) CreateInstance(ctx context.Context, p store.CreateParams) (conta
 			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.instances, in.ID)
 		case out.failed[roleOutbox]:
 			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.outbox, ob.ID)
+		case out.failed[roleDelivery]:
+			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.outbox, "delivery")
 		case out.failed[roleTemplate]:
 			return container.Instance{}, failWith(store.ErrTemplateChanged, op, s.templates, p.Template.Name)
 		case out.failed[roleCounter]:

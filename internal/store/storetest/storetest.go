@@ -147,6 +147,9 @@ func Run(t *testing.T, newStore Factory) {
 		{"ListDeliveries", testListDeliveries},
 		{"Redeliver", testRedeliver},
 		{"DeleteWritesDeliveries", testDeleteDeliveries},
+		{"CreateWritesDeliveries", testCreateDeliveries},
+		{"GroupFinishDeliveries", testGroupDeliveries},
+		{"ConcurrentMarkDone", testConcurrentMarkDone},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
