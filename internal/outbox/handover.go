@@ -15,10 +15,13 @@ import (
 // hand-over in memory instead of writing it, and ListUndispatched leaves
 // out what was handed over, so that a pass does not send an item again.
 // The durable dispatch mark is the worker's claim's
-// (store.TransitionParams.DispatchOutboxID), one fsync fewer per create;
-// an item no claim marks (a webhook delivery, a group policy, an
-// operation whose instance moved on) stays pending in the store until its
-// worker finishes it.
+// (store.TransitionParams.DispatchOutboxID), one commit fewer per create.
+// Only the operations a worker claims (create, start, stop, delete) are
+// remembered: the others (webhook deliveries, group policies) are marked
+// in the store as before, since no claim would mark them and a listing
+// must not read them again and again while they wait for their retries.
+// An operation whose instance moved on stays pending in the store until
+// its worker finishes it.
 //
 // Nothing is lost in a crash: the memory goes with the in-process queues,
 // and every item still pending in the store, handed over or not, is
@@ -44,6 +47,8 @@ type Handover struct {
 type handed struct {
 	gen       uint64
 	createdAt time.Time
+	// claimed: an operation whose worker's claim writes the mark.
+	claimed bool
 	// sent: handed over to a queue (MarkDispatched), not only listed.
 	sent bool
 }
@@ -55,19 +60,30 @@ func NewHandover(st store.OutboxStore) *Handover {
 	return &Handover{OutboxStore: st, items: map[string]handed{}}
 }
 
-// MarkDispatched records in memory that a listed item was handed over. It
-// writes nothing: the claim of the item's worker carries the durable
-// mark. An item this Handover did not list (or has forgotten since) is
+// MarkDispatched records in memory that a listed operation a worker
+// claims was handed over: it writes nothing, the claim carries the
+// durable mark. Any other listed item is marked in the store. An item
+// this Handover did not list (or has forgotten since: a redelivery) is
 // left as it is: still pending, the next pass may send it again, which
-// the worker drops as a duplicate.
-func (h *Handover) MarkDispatched(_ context.Context, id string, _ time.Time) error {
+// the worker drops as a duplicate; a late mark never hides a redelivery.
+func (h *Handover) MarkDispatched(ctx context.Context, id string, at time.Time) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if e, ok := h.items[id]; ok {
+	e, ok := h.items[id]
+	if ok && e.claimed {
 		e.sent, e.gen = true, h.gen
 		h.items[id] = e
 	}
+	h.mu.Unlock()
+	if ok && !e.claimed {
+		return h.OutboxStore.MarkDispatched(ctx, id, at)
+	}
 	return nil
+}
+
+// claimedOps are the operations whose worker claims the instance
+// (manager.ClaimItem), and so writes the dispatch mark.
+var claimedOps = map[container.Op]bool{
+	container.OpCreate: true, container.OpStart: true, container.OpStop: true, container.OpDelete: true,
 }
 
 // ListUndispatched is the store's listing without the items handed over.
@@ -102,7 +118,7 @@ func (h *Handover) ListUndispatched(ctx context.Context, createdBefore time.Time
 		}
 		if len(out) < limit {
 			out = append(out, it)
-			h.items[it.ID] = handed{gen: h.gen, createdAt: it.CreatedAt}
+			h.items[it.ID] = handed{gen: h.gen, createdAt: it.CreatedAt, claimed: claimedOps[it.Op]}
 		}
 	}
 	if len(items) < want {

@@ -158,3 +158,52 @@ func TestHandoverPagesPastWhatItSent(t *testing.T) {
 		t.Fatalf("queue holds %d messages, last %v; want 251, the last %s", len(got), got[len(got)-1:], late.ID)
 	}
 }
+
+// TestHandoverMarksDeliveriesInTheStore: an item no worker claims (a
+// webhook delivery) is marked dispatched in the store as before, so that
+// listings do not read it again while it waits for its retries; the
+// create beside it is only remembered. Redelivered, the delivery is
+// pending again and sent again.
+func TestHandoverMarksDeliveriesInTheStore(t *testing.T) {
+	ctx := context.Background()
+	st := teststores.Bolt(t, nil)
+	cq, lq := memQueues(t, 100)
+	h := outbox.NewHandover(st)
+	d := &outbox.Dispatcher{Queues: map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq, outbox.LifecycleQueue: lq}, Store: h}
+
+	create := storetest.CommitCreate(t, st, time.Now())
+	inst, err := st.GetInstance(ctx, create.InstanceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delivery := container.OutboxItem{ID: container.NewID(), Op: container.OpDeliver,
+		Delivery: &container.Delivery{WebhookID: "wh-a", From: inst.Status, To: inst.Status}}
+	if _, err := st.Transition(ctx, store.TransitionParams{ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status,
+		To: inst.Status, Deliveries: []container.OutboxItem{delivery}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := sweepAll(t, d); n != 2 {
+		t.Fatalf("sweep sent %d; want 2", n)
+	}
+	if got := storetest.GetOutbox(t, st, delivery.ID); got.State != container.OutboxDispatched {
+		t.Errorf("delivery after the hand-over: %s; want dispatched in the store", got.State)
+	}
+	if got := storetest.GetOutbox(t, st, create.ID); got.State != container.OutboxPending {
+		t.Errorf("create after the hand-over: %s; want pending (the claim marks it)", got.State)
+	}
+	if n := sweepAll(t, d); n != 0 {
+		t.Fatalf("second sweep sent %d; want 0", n)
+	}
+	if err := st.MarkDone(ctx, delivery.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RedeliverOutbox(ctx, delivery.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := sweepAll(t, d); n != 1 {
+		t.Fatalf("sweep after the redelivery sent %d; want 1", n)
+	}
+	if got := received(t, lq); len(got) != 2 || got[0] != delivery.ID || got[1] != delivery.ID {
+		t.Fatalf("lifecycle queue holds %v; want the delivery twice", got)
+	}
+}
