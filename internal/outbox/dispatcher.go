@@ -50,7 +50,9 @@ const DefaultConcurrency = 4
 
 // Dispatcher turns outbox items into queue messages: creates to the create
 // queue, the other operations to the lifecycle queue, in batches of up to
-// queue.MaxBatch, and marks each sent item dispatched.
+// queue.MaxBatch, and marks each sent item dispatched through its Store
+// (the local server's Handover only remembers the hand-over: there the
+// worker's claim writes the mark).
 //
 // Delivery is at least once, end to end: an item may be sent twice (a
 // stream batch retried after a partial failure, the sweep racing the stream

@@ -13,6 +13,9 @@ type Commit struct {
 	// Outbox: the write added an outbox item (a create, or a transition
 	// carrying one).
 	Outbox bool
+	// Redelivered is the id of the outbox item a redelivery made pending
+	// again (RedeliverOutbox), empty for every other write.
+	Redelivered string
 }
 
 // Hooked is a Store that calls OnCommit after every committed instance
@@ -59,7 +62,7 @@ func (s Hooked) DeleteInstance(ctx context.Context, p DeleteParams) error {
 func (s Hooked) RedeliverOutbox(ctx context.Context, id string, at time.Time) (container.OutboxItem, error) {
 	ob, err := s.Store.RedeliverOutbox(ctx, id, at)
 	if err == nil && ob.State == container.OutboxPending {
-		s.OnCommit(Commit{InstanceID: ob.InstanceID, Outbox: true})
+		s.OnCommit(Commit{InstanceID: ob.InstanceID, Outbox: true, Redelivered: ob.ID})
 	}
 	return ob, err
 }

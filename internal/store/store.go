@@ -161,6 +161,13 @@ type TransitionParams struct {
 	// CompleteOutboxID, if set, marks that outbox item done in the same
 	// transaction, so a worker's last step and its bookkeeping commit together.
 	CompleteOutboxID string
+	// DispatchOutboxID, if set, marks that outbox item dispatched in the
+	// same transaction when it is still pending (DispatchedAt: the write's
+	// time), so that a worker's claim carries the dispatch mark and the
+	// local server's dispatcher need not write it. A dispatched item keeps
+	// its DispatchedAt; a done, failed or missing one is left as it is and
+	// does not fail the write.
+	DispatchOutboxID string
 	// Deliveries are webhook deliveries (OpDeliver items) of this change,
 	// written in the same transaction; PrepareOutbox fills in each one's
 	// instance and sequence number.

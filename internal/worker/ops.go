@@ -18,9 +18,11 @@ import (
 // claim takes up op for the instance (manager.Claim: pending → creating,
 // say, or already in progress after a crash), recording node when set. An
 // instance gone or in any other status means the operation no longer
-// applies.
-func (w *Worker) claim(ctx context.Context, id string, op container.Op, node string) (container.Instance, error) {
-	inst, err := w.m.Claim(ctx, id, op, node, w.now().UTC())
+// applies. mark, when set, is the message's outbox item, read still
+// pending: the claim marks it dispatched in the same write
+// (manager.ClaimItem), since the local server's dispatcher does not.
+func (w *Worker) claim(ctx context.Context, id string, op container.Op, node, mark string) (container.Instance, error) {
+	inst, err := w.m.ClaimItem(ctx, id, op, node, mark, w.now().UTC())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return inst, stale("instance %s no longer exists", id)
@@ -30,7 +32,7 @@ func (w *Worker) claim(ctx context.Context, id string, op container.Op, node str
 	return inst, err
 }
 
-func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
+func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Message, mark string) error {
 	inst, err := w.store.GetInstance(ctx, msg.InstanceID)
 	if errors.Is(err, store.ErrNotFound) {
 		// Deleted before its create ran: make sure no attempt left a container.
@@ -58,7 +60,7 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if err != nil {
 		return err
 	}
-	inst, err = w.claim(ctx, inst.ID, container.OpCreate, node)
+	inst, err = w.claim(ctx, inst.ID, container.OpCreate, node, mark)
 	if err != nil {
 		return err
 	}
@@ -118,8 +120,8 @@ func (w *Worker) startedBefore(ctx context.Context, log *slog.Logger, rt runtime
 	return true
 }
 
-func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
-	inst, err := w.claim(ctx, msg.InstanceID, container.OpStart, "")
+func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message, mark string) error {
+	inst, err := w.claim(ctx, msg.InstanceID, container.OpStart, "", mark)
 	if err != nil {
 		return err
 	}
@@ -150,8 +152,8 @@ func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message
 	return w.report(ctx, st)
 }
 
-func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
-	inst, err := w.claim(ctx, msg.InstanceID, container.OpStop, "")
+func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message, mark string) error {
+	inst, err := w.claim(ctx, msg.InstanceID, container.OpStop, "", mark)
 	if err != nil {
 		return err
 	}
@@ -187,8 +189,8 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message)
 	return err
 }
 
-func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Message) error {
-	inst, err := w.claim(ctx, msg.InstanceID, container.OpDelete, "")
+func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Message, mark string) error {
+	inst, err := w.claim(ctx, msg.InstanceID, container.OpDelete, "", mark)
 	var st errStale
 	if errors.As(err, &st) && errors.Is(w.instanceGone(ctx, msg.InstanceID), store.ErrNotFound) {
 		return w.removeOrphan(ctx, log, msg.InstanceID, err)

@@ -80,15 +80,22 @@ func (w *Worker) Process(ctx context.Context, d queue.Delivery) Result {
 		return w.processDelivery(ctx, log, msg, d, item)
 	}
 	start := w.now()
+	// An item still pending was handed over by a dispatcher that leaves
+	// the dispatch mark to the claim (the local server's); one already
+	// dispatched costs the claim nothing more.
+	mark := ""
+	if item.State == container.OutboxPending {
+		mark = msg.OutboxID
+	}
 	switch msg.Op {
 	case container.OpCreate:
-		err = w.create(ctx, log, msg)
+		err = w.create(ctx, log, msg, mark)
 	case container.OpStart:
-		err = w.start(ctx, log, msg)
+		err = w.start(ctx, log, msg, mark)
 	case container.OpStop:
-		err = w.stop(ctx, log, msg)
+		err = w.stop(ctx, log, msg, mark)
 	case container.OpDelete:
-		err = w.delete(ctx, log, msg)
+		err = w.delete(ctx, log, msg, mark)
 	case container.OpCleanupStop, container.OpCleanupDelete, container.OpGroupStop, container.OpGroupDelete:
 		err = w.cleanup(ctx, log, msg)
 	}

@@ -29,8 +29,10 @@ import (
 type Manager interface {
 	// OnEvent applies what the runtime shows through the state loop.
 	OnEvent(ctx context.Context, ob manager.Observation) (manager.Applied, error)
-	// Claim takes up op: its requested status → its in-progress status.
-	Claim(ctx context.Context, id string, op container.Op, node string, at time.Time) (container.Instance, error)
+	// ClaimItem takes up op: its requested status → its in-progress
+	// status, marking the outbox item outboxID dispatched in the same
+	// write when it is still pending (empty: no item to mark).
+	ClaimItem(ctx context.Context, id string, op container.Op, node, outboxID string, at time.Time) (container.Instance, error)
 	// Placed records where a create's container is while it is creating.
 	Placed(ctx context.Context, id, runtimeID, node string) error
 	// Stopped completes a stop (stopping → stopped, item completed).

@@ -151,6 +151,11 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 				return err
 			}
 		}
+		if p.DispatchOutboxID != "" {
+			if err := dispatchOutbox(tx, p.DispatchOutboxID, now); err != nil {
+				return err
+			}
+		}
 		if old.Status.HoldsCreateSlot() && !next.Status.HoldsCreateSlot() {
 			if err := addAdmission(tx, -1); err != nil {
 				return err

@@ -167,6 +167,23 @@ func completeOutbox(tx *bolt.Tx, id string, at time.Time) error {
 	return saveOutbox(tx, ob, old)
 }
 
+// dispatchOutbox is MarkDispatched inside a Transition (a worker's claim
+// carrying the dispatch mark): only a pending item moves; a dispatched one
+// keeps its time, and a finished or missing one is nothing to mark.
+func dispatchOutbox(tx *bolt.Tx, id string, at time.Time) error {
+	ob, err := mustLoadOutbox(tx, id, at)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case ob.State != container.OutboxPending:
+		return nil
+	}
+	ob.State, ob.DispatchedAt, ob.UpdatedAt = container.OutboxDispatched, &at, at
+	return saveOutbox(tx, ob, container.OutboxPending)
+}
+
 func putNewOutbox(tx *bolt.Tx, ob container.OutboxItem, now time.Time) error {
 	if ob.ID == "" {
 		return errors.New("outbox item has no id")

@@ -186,6 +186,10 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 	}
 	token := newRequestToken()
 	completeID := p.CompleteOutboxID
+	dispatchID := p.DispatchOutboxID
+	if dispatchID == completeID {
+		dispatchID = "" // one action per item in a transaction; done wins
+	}
 	var lost error
 	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
 		if attempt > 1 {
@@ -262,6 +266,9 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 		if completeID != "" {
 			t.update(roleComplete, s.outbox, outboxKey(completeID), outboxDone(now))
 		}
+		if dispatchID != "" {
+			t.update(roleDispatch, s.outbox, outboxKey(dispatchID), outboxDispatched(now))
+		}
 
 		out, err := s.run(ctx, t, token.attempt(attempt))
 		if err != nil {
@@ -274,11 +281,17 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) (conta
 			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.outbox, p.Outbox.ID)
 		case out.failed[roleDelivery]:
 			return container.Instance{}, failWith(store.ErrAlreadyExists, op, s.outbox, "delivery")
-		case out.failed[roleComplete] || out.failed[roleInstance] || out.failed[roleEvent] || out.conflict:
+		case out.failed[roleComplete] || out.failed[roleDispatch] || out.failed[roleInstance] || out.failed[roleEvent] || out.conflict:
 			if out.failed[roleComplete] {
 				// The item to complete is gone (expired or never
 				// written): there is nothing left to mark.
 				completeID = ""
+			}
+			if out.failed[roleDispatch] {
+				// The item is no longer pending (the dispatcher's own
+				// mark came first, or it finished or expired): there is
+				// nothing left to mark.
+				dispatchID = ""
 			}
 			// The instance condition failed: the next read tells a real
 			// conflict (version or status moved: ErrConflict) from a

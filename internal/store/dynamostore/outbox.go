@@ -32,6 +32,21 @@ func outboxDone(at time.Time) *expr {
 	return e
 }
 
+// outboxDispatched marks a pending item dispatched inside a transaction
+// (a worker's claim carrying the dispatch mark). Its condition fails on an
+// item that is not pending (already dispatched, finished or missing), and
+// the caller then writes without it: there is nothing to mark.
+func outboxDispatched(at time.Time) *expr {
+	e := newExpr()
+	e.update = fmt.Sprintf("SET %s = %s, %s = %s, %s = %s REMOVE %s",
+		e.n("state"), e.s(string(container.OutboxDispatched)),
+		e.n("dispatched_at"), e.s(fmtTime(at)),
+		e.n("updated_at"), e.s(fmtTime(at)),
+		e.n(AttrUndispatched))
+	e.condition = and("attribute_exists("+e.n(AttrID)+")", e.n("state")+" = "+e.s(string(container.OutboxPending)))
+	return e
+}
+
 // GetOutbox returns an outbox item or ErrNotFound.
 func (s *Store) GetOutbox(ctx context.Context, id string) (container.OutboxItem, error) {
 	const op = "get outbox item"

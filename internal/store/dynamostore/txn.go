@@ -27,6 +27,7 @@ const (
 	roleCounter     = "counter"
 	roleIdempotency = "idempotency"
 	roleComplete    = "complete-outbox"
+	roleDispatch    = "dispatch-outbox"
 	roleStamp       = "stamp-event"
 	roleTemplate    = "template"
 )

@@ -139,6 +139,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"EveryOutboxItemExpires", testEveryOutboxItemExpires},
 		{"ListLimitsAndBadCursors", testListLimitsAndBadCursors},
 		{"CompleteUnknownOutbox", testCompleteUnknownOutbox},
+		{"TransitionCarriesDispatch", testTransitionCarriesDispatch},
 		{"DeletedIDNotReused", testDeletedIDNotReused},
 		{"Webhooks", testWebhooks},
 		{"WebhookLimits", testWebhookLimits},
