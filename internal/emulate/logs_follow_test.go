@@ -124,6 +124,7 @@ func (p *logsPolls) times() ([]time.Time, []string, []int) {
 // ends at Ctrl-C. (TestServeLogs in cmd/berth shows -f on berth serve's
 // streamed follow.)
 func TestLogsFollowCLIThroughFrontDoor(t *testing.T) {
+	t.Parallel()
 	st := start(t, setup{watcher: true})
 	bin := berthCLI(t)
 	st.putTemplate("talker", []string{"sh", "-c", "echo one; sleep 3; echo two >&2; sleep 3; echo three; sleep 1; exit 0"})
