@@ -1,9 +1,11 @@
 package berthstack
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -15,10 +17,10 @@ import (
 // functionBinaries are the directories under dist/ the stack takes code from.
 var functionBinaries = []string{"api", "dispatcher", "logs", "notify", "reconciler", "watcher", "worker"}
 
-// fakeDist is a dist/ with a bootstrap for every function: synth only packs it.
-func fakeDist(t *testing.T) string {
+// fakeDist is a dist/ under parent with a bootstrap for every function: synth only packs it.
+func fakeDist(t *testing.T, parent string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := filepath.Join(parent, "dist")
 	for _, fn := range functionBinaries {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			t.Fatal(err)
@@ -50,14 +52,71 @@ type synthesized struct {
 }
 
 // synth builds the stack for p (DistDir set to a fake dist/ when empty) and synthesizes it.
+// A synthesis takes seconds of the jsii kernel's time, and most tests read the same few
+// stacks (the defaults, the parity cases, which TestCfnLint lints too): those with the fake
+// dist/ are synthesized once per test binary, keyed by their props, and each caller gets its
+// own copy of the template (cfnshape.Normalize edits what it is given) beside the shared,
+// read-only stack and assertions.
 func synth(t *testing.T, p Props) *synthesized {
 	t.Helper()
+	if p.DistDir != DefaultDistDir && p.DistDir != "" {
+		return synthIn(t, p, t.TempDir())
+	}
+	key, err := json.Marshal(p)
+	if err != nil {
+		t.Fatalf("props as a key: %v", err)
+	}
+	synths.mu.Lock()
+	defer synths.mu.Unlock()
+	s, ok := synths.done[string(key)]
+	if !ok {
+		dir, err := os.MkdirTemp(synthsDir(t), "synth-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = synthIn(t, p, dir)
+		synths.done[string(key)] = s
+	}
+	return s.copy(t)
+}
+
+// synths are the stacks synth shared, by their props as JSON; their files (the fake dist/
+// and the app's output) stay under synths.dir until TestMain removes it.
+var synths = struct {
+	mu   sync.Mutex
+	dir  string
+	done map[string]*synthesized
+}{done: map[string]*synthesized{}}
+
+// synthsDir makes synths.dir the first time; synths.mu is held.
+func synthsDir(t *testing.T) string {
+	if synths.dir == "" {
+		dir, err := os.MkdirTemp("", "berthstack-synths-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		synths.dir = dir
+	}
+	return synths.dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if synths.dir != "" {
+		_ = os.RemoveAll(synths.dir)
+	}
+	os.Exit(code)
+}
+
+// synthIn synthesizes the stack for p with the app's output under dir.
+func synthIn(t *testing.T, p Props, dir string) *synthesized {
+	t.Helper()
 	if p.DistDir == DefaultDistDir || p.DistDir == "" {
-		p.DistDir = fakeDist(t)
+		p.DistDir = fakeDist(t, dir)
 	}
 	var s synthesized
 	jsiiDo(t, "synth", func() {
-		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(filepath.Join(dir, "cdk.out"))})
 		stack, err := New(app, "berth", nil, p)
 		if err != nil {
 			t.Fatalf("New: %v", err)
@@ -67,6 +126,21 @@ func synth(t *testing.T, p Props) *synthesized {
 		s.template = *s.assert.ToJSON()
 	})
 	return &s
+}
+
+// copy is s with a template of its own.
+func (s *synthesized) copy(t *testing.T) *synthesized {
+	t.Helper()
+	b, err := json.Marshal(s.template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *s
+	c.template = nil
+	if err := json.Unmarshal(b, &c.template); err != nil {
+		t.Fatal(err)
+	}
+	return &c
 }
 
 // logicalID is the template id of a construct's CloudFormation resource.

@@ -17,7 +17,7 @@ import (
 func nagFindings(t *testing.T, p Props) []string {
 	t.Helper()
 	if p.DistDir == DefaultDistDir || p.DistDir == "" {
-		p.DistDir = fakeDist(t)
+		p.DistDir = fakeDist(t, t.TempDir())
 	}
 	var out []string
 	jsiiDo(t, "cdk-nag", func() {

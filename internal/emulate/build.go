@@ -159,31 +159,66 @@ func isMainPackage(dir string) bool {
 
 // Builder builds each function package once, for this machine's
 // architecture, as Lambda's build does otherwise (static, trimmed, same
-// tags). One Builder may serve several emulated stacks.
+// tags). One Builder may serve several emulated stacks, and builds of
+// different packages may run at once; callers asking for a package being
+// built wait for that build.
 type Builder struct {
 	dir   string
 	mu    sync.Mutex
-	built map[Package]string
+	n     int // builds started: each writes to a directory of its own
+	built map[Package]*buildCall
+}
+
+// buildCall is one build of a package, done when done is closed.
+type buildCall struct {
+	done chan struct{}
+	path string
+	err  error
+	// cancelled: the build stopped because its caller's context ended, so
+	// a caller still waiting builds the package itself.
+	cancelled bool
 }
 
 func (b *Builder) build(ctx context.Context, pkg Package) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if p, ok := b.built[pkg]; ok {
-		return p, nil
+	for {
+		b.mu.Lock()
+		c, ok := b.built[pkg]
+		if !ok {
+			break // b.mu held: this caller builds
+		}
+		b.mu.Unlock()
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		if !c.cancelled {
+			return c.path, c.err
+		}
 	}
-	out := filepath.Join(b.dir, fmt.Sprintf("%s-%d", filepath.Base(pkg.Dir), len(b.built)), "bootstrap")
+	c := &buildCall{done: make(chan struct{})}
+	if b.built == nil {
+		b.built = map[Package]*buildCall{}
+	}
+	b.built[pkg] = c
+	out := filepath.Join(b.dir, fmt.Sprintf("%s-%d", filepath.Base(pkg.Dir), b.n), "bootstrap")
+	b.n++
+	b.mu.Unlock()
+
 	cmd := exec.CommandContext(ctx, goTool(), "build", "-tags", pkg.Tags, "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
 	cmd.Dir = pkg.Dir
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
 	if o, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s: %w\n%s", pkg.Dir, err, o)
+		c.err = fmt.Errorf("building %s: %w\n%s", pkg.Dir, err, o)
+		c.cancelled = ctx.Err() != nil
+		b.mu.Lock()
+		delete(b.built, pkg) // a later caller tries again, as before
+		b.mu.Unlock()
+	} else {
+		c.path = out
 	}
-	if b.built == nil {
-		b.built = map[Package]string{}
-	}
-	b.built[pkg] = out
-	return out, nil
+	close(c.done)
+	return c.path, c.err
 }
 
 // NewBuilder returns a Builder that writes its bootstraps under dir.

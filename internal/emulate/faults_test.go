@@ -70,6 +70,7 @@ func (st *stack) receiveAll(url string, want int, timeout time.Duration) []sqsty
 // alone, then given up to the on-failure destination — while the records
 // around it are dispatched.
 func TestPoisonStreamRecord(t *testing.T) {
+	t.Parallel()
 	st := start(t, setup{})
 	model := st.model()
 	if len(model.Streams) != 1 {
@@ -190,6 +191,7 @@ func streamARN(t *testing.T, st *stack, table string) string {
 // queue's visibility timeout, a new instance adopts the container and the
 // instance converges to running with exactly one container.
 func TestWorkerKilledMidCreate(t *testing.T) {
+	t.Parallel()
 	var starts atomic.Int32
 	proxy := dockerProxy(t, func(r *http.Request) (time.Duration, bool) {
 		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/start") && starts.Add(1) == 1 {
@@ -257,6 +259,7 @@ func createWorker(t *testing.T, st *stack) string {
 // the reason, its admission slot is released, and the message is in the
 // create queue's dead-letter queue.
 func TestAlwaysFailingWorker(t *testing.T) {
+	t.Parallel()
 	proxy := dockerProxy(t, func(r *http.Request) (time.Duration, bool) {
 		return 0, r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/containers/create")
 	})

@@ -11,6 +11,7 @@ import (
 // do not depend on the local server: the JWT authorizer's 401s, ownership,
 // bad input and admission.
 func TestFrontDoor(t *testing.T) {
+	t.Parallel()
 	st := start(t, setup{container: map[string]any{"create_queue_max_pending": 2}})
 	aliceID := st.create(aliceToken, "busybox", "a")
 

@@ -137,6 +137,14 @@ type stack struct {
 // start runs the emulator on the repository's template with DynamoDB Local
 // and the SQS emulator of `make test`, a test Docker engine in a scope of
 // its own, and the tests' tokens; it returns once the API is up.
+//
+// Stacks share nothing but the builds: each has its own name (so its own
+// tables, queues and Docker or Kubernetes scope), listens on a port the
+// kernel picks and counts only its own processes and containers, so the
+// tests that drive one may run side by side (t.Parallel); most of their
+// time is spent waiting on queues, schedules and timeouts. Those that bound
+// how late something is noticed (TestExitNoticed, the watcher tests) and
+// TestEmulateChaos stay sequential: they run first, alone in this package.
 func start(t testing.TB, s setup) *stack {
 	t.Helper()
 	if testing.Short() {

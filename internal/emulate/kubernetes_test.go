@@ -60,6 +60,7 @@ func (st *stack) pods(id string) []runtime.State {
 // delete (gone), and a Pod no node can take fails its instance with the
 // reason once create_start_timeout passes.
 func TestKubernetesOnlyLifecycle(t *testing.T) {
+	t.Parallel()
 	st := start(t, setup{
 		kubernetesOnly: true,
 		templates:      "../../testdata/templates",

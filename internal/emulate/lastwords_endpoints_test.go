@@ -23,6 +23,7 @@ import (
 //     where it answers (the advertised address and the host port the engine
 //     chose); once stopped, nothing.
 func TestLastWordsAndEndpointsThroughFrontDoor(t *testing.T) {
+	t.Parallel()
 	st := start(t, setup{watcher: true, publishing: true})
 	const why = "why-3b9e: the disk is full"
 	st.putTemplate("dying", []string{"sh", "-c", "echo working; sleep 1; echo '" + why + "' >&2; exit 2"})

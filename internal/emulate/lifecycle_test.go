@@ -11,6 +11,7 @@ import (
 // door on a real Docker engine: create → running → stop → stopped → start
 // → running → delete → gone, and checks the events the API records.
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	st := start(t, setup{})
 	id := st.create(aliceToken, "busybox", "life")
 	st.wait(aliceToken, id, "running", time.Minute)

@@ -2,6 +2,7 @@ package emulate_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -28,17 +29,26 @@ var (
 func berthCLI(t *testing.T) string {
 	t.Helper()
 	builder(t)
-	berthBinOnce.Do(func() {
-		berthBin = filepath.Join(buildsDir, "berth-cli")
-		if out, err := exec.Command("go", "build", "-o", berthBin, "../../cmd/berth").CombinedOutput(); err != nil {
-			berthBinErr = err
-			t.Logf("go build ../../cmd/berth:\n%s", out)
-		}
-	})
+	berthBinOnce.Do(buildBerthCLI)
 	if berthBinErr != nil {
 		t.Fatalf("building the berth CLI: %v", berthBinErr)
 	}
 	return berthBin
+}
+
+// berthCLIAhead starts berthCLI's build in the background, so that its link
+// overlaps what the test does before it needs the CLI (a stack's start).
+func berthCLIAhead(t *testing.T) {
+	t.Helper()
+	builder(t)
+	go berthBinOnce.Do(buildBerthCLI)
+}
+
+func buildBerthCLI() {
+	berthBin = filepath.Join(buildsDir, "berth-cli")
+	if out, err := exec.Command("go", "build", "-o", berthBin, "../../cmd/berth").CombinedOutput(); err != nil {
+		berthBinErr = fmt.Errorf("%w\n%s", err, out)
+	}
 }
 
 // logsPolls is a proxy in front of the stack's front door that records
@@ -124,6 +134,8 @@ func (p *logsPolls) times() ([]time.Time, []string, []int) {
 // ends at Ctrl-C. (TestServeLogs in cmd/berth shows -f on berth serve's
 // streamed follow.)
 func TestLogsFollowCLIThroughFrontDoor(t *testing.T) {
+	t.Parallel()
+	berthCLIAhead(t)
 	st := start(t, setup{watcher: true})
 	bin := berthCLI(t)
 	st.putTemplate("talker", []string{"sh", "-c", "echo one; sleep 3; echo two >&2; sleep 3; echo three; sleep 1; exit 0"})

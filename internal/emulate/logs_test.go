@@ -14,6 +14,7 @@ import (
 // and polling with since=<cursor> brings the lines printed after it, each
 // once. Another owner gets 404.
 func TestLogsThroughFrontDoor(t *testing.T) {
+	t.Parallel()
 	st := start(t, setup{})
 	st.putTemplate("chatty", []string{"sh", "-c", "echo err1 >&2; sleep 1; seq 1 3 | sed s/^/l/; sleep 3600"})
 	id := st.create(aliceToken, "chatty", "chatty")

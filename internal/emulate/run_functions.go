@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -27,28 +28,55 @@ func (e *emulation) startFunctions(ctx context.Context) error {
 		}
 		wg.Wait()
 	})
-	for _, id := range e.stack.FunctionIDs() {
-		f := e.stack.Functions[id]
-		pkg, err := FunctionPackage(ctx, e.root, f)
-		if err != nil {
+	ids := e.stack.FunctionIDs()
+	pkgs := make([]Package, len(ids))
+	for i, id := range ids {
+		if pkgs[i], err = FunctionPackage(ctx, e.root, e.stack.Functions[id]); err != nil {
 			return err
 		}
-		t0 := time.Now()
-		bootstrap, err := b.build(ctx, pkg)
-		if err != nil {
-			return fmt.Errorf("%s: %w", id, err)
-		}
+	}
+	bootstraps, took, err := buildAll(ctx, b, ids, pkgs)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		f, pkg := e.stack.Functions[id], pkgs[i]
 		conc := functionConcurrency(f, e.o.DefaultConcurrency)
 		cfgURL, err := e.dc.endpoint(ctx, id)
 		if err != nil {
 			return err
 		}
-		fn := newFunction(id, conc, f.Timeout, rie, bootstrap, functionEnv(f, e.env, cfgURL, e.tplOpts.Region), e.log, e.o.FunctionOutput)
+		fn := newFunction(id, conc, f.Timeout, rie, bootstraps[i], functionEnv(f, e.env, cfgURL, e.tplOpts.Region), e.log, e.o.FunctionOutput)
 		fn.onStart = e.o.OnInstanceStart
 		e.fns[id] = fn
 		rel, _ := filepath.Rel(e.root, pkg.Dir)
 		e.log.Info("function built", "function", id, "package", rel, "tags", pkg.Tags, "timeout", f.Timeout.String(),
-			"memory_mb", f.MemoryMB, "concurrency", conc, "build_ms", time.Since(t0).Milliseconds())
+			"memory_mb", f.MemoryMB, "concurrency", conc, "build_ms", took[i].Milliseconds())
 	}
 	return nil
+}
+
+// buildAll builds the functions' packages, as many at once as this process
+// has CPUs (go build compiles in parallel, but much of a warm build is the
+// linker's, which is not): the bootstrap of each and how long it took.
+func buildAll(ctx context.Context, b *Builder, ids []string, pkgs []Package) ([]string, []time.Duration, error) {
+	bootstraps, took, errs := make([]string, len(ids)), make([]time.Duration, len(ids)), make([]error, len(ids))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			t0 := time.Now()
+			bootstraps[i], errs[i] = b.build(ctx, pkgs[i])
+			took[i] = time.Since(t0)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", ids[i], err)
+		}
+	}
+	return bootstraps, took, nil
 }

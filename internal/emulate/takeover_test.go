@@ -107,6 +107,7 @@ func (st *stack) eventCount(token, id, typ string) int {
 // docs/deploy.md names ("Deployments and recover_running_dag_on_start"),
 // which a test must not race.
 func TestDeploymentTakeover(t *testing.T) {
+	t.Parallel()
 	keys := map[string]any{"recover_running_dag_on_start": false, "outbox_sweep_after": "2s"}
 	passes := newPassCounter()
 	first := start(t, setup{container: keys, scheduleEvery: time.Second, onInvoke: passes.onInvoke,

@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/awslabs/goformation/v7/intrinsics"
 
@@ -94,12 +95,33 @@ func Load(path string, opts Options) (*Stack, error) {
 	return st, nil
 }
 
+// goformationMu serializes goformation's YAML reading: intrinsics.ProcessYAML
+// registers its short-tag resolvers into a package-level map on every call,
+// so two calls at once (two emulated stacks starting side by side) race on
+// that map. A lock rather than one parsed template shared per process: the
+// call takes milliseconds next to a stack's start, and callers parse
+// different templates (tests write their own), so a cache keyed by content
+// would add a second rule for no measurable gain.
+var goformationMu sync.Mutex
+
+// processYAML turns a YAML template, short tags included, into JSON with
+// the intrinsics left in place (resolved later, against Options).
+func processYAML(raw []byte) ([]byte, error) {
+	goformationMu.Lock()
+	defer goformationMu.Unlock()
+	js, err := intrinsics.ProcessYAML(raw, &intrinsics.ProcessorOptions{NoProcess: true})
+	if err != nil {
+		return nil, fmt.Errorf("reading the YAML: %w", err)
+	}
+	return js, nil
+}
+
 // Parse reads a SAM template: the resources whose Condition holds, with
 // Globals.Function merged into every function and every intrinsic
 // resolved.
 func Parse(raw []byte, opts Options) (*Stack, error) {
 	opts.defaults()
-	js, err := intrinsics.ProcessYAML(raw, &intrinsics.ProcessorOptions{NoProcess: true})
+	js, err := processYAML(raw)
 	if err != nil {
 		return nil, err
 	}
