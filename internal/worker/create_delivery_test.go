@@ -15,6 +15,7 @@ import (
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -41,18 +42,18 @@ func TestCreateDeliveries(t *testing.T) {
 			PullPolicy: container.PullNever, Command: []string{"true"}}); err != nil {
 			t.Fatal(err)
 		}
-		rcv := newReceiver(t)
+		rcv := webhooktest.NewReceiver(t)
 		alice, bob := identity.Caller{User: "alice"}, identity.Caller{User: "bob"}
-		sub, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.srv.URL + "/all"})
+		sub, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.URL + "/all"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rcv.secret.Store(sub.Secret)
-		other, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.srv.URL + "/other", Group: "other"})
+		rcv.SetSecret("", sub.Secret)
+		other, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.URL + "/other", Group: "other"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		bobs, err := m.CreateWebhook(ctx, bob, manager.WebhookRequest{URL: rcv.srv.URL + "/bob"})
+		bobs, err := m.CreateWebhook(ctx, bob, manager.WebhookRequest{URL: rcv.URL + "/bob"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,13 +81,13 @@ func TestCreateDeliveries(t *testing.T) {
 				t.Fatalf("Process(%s) = %+v; want done", it.Delivery.WebhookID, res)
 			}
 		}
-		got := rcv.received()
+		got := rcv.Received()
 		if len(got) != 1 {
 			t.Fatalf("receiver got %d requests; want 1", len(got))
 		}
-		p := got[0].payload
-		if p.Type != webhook.EventCreated || p.Data.PreviousStatus != "" || p.Data.Status != fsm.Pending || p.Data.Seq != 1 ||
-			p.Data.Instance.ID != inst.ID || p.Data.WebhookID != sub.ID {
+		p := got[0]
+		if p.Type != webhook.EventCreated || p.Change.PreviousStatus != "" || p.Change.Status != fsm.Pending || p.Change.Seq != 1 ||
+			p.Change.Instance.ID != inst.ID || p.Change.WebhookID != sub.ID {
 			t.Errorf("receiver got %+v; want container.created of %s at seq 1", p, inst.ID)
 		}
 		_, entries := bus.got()

@@ -2,18 +2,12 @@ package worker_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
@@ -25,61 +19,9 @@ import (
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/worker"
 )
-
-// receiver is a real HTTP webhook receiver that verifies every request
-// with the Standard Webhooks reference library and answers with code.
-type receiver struct {
-	t      *testing.T
-	srv    *httptest.Server
-	secret atomic.Value // string
-	code   atomic.Int32
-	mu     sync.Mutex
-	got    []received
-}
-
-type received struct {
-	id      string
-	payload webhook.Payload
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{t: t}
-	r.code.Store(http.StatusOK)
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		v, err := standardwebhooks.NewWebhook(r.secret.Load().(string))
-		if err == nil {
-			err = v.Verify(body, req.Header)
-		}
-		if err != nil {
-			t.Errorf("receiver: signature does not verify: %v", err)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		var p webhook.Payload
-		if err := json.Unmarshal(body, &p); err != nil {
-			t.Errorf("receiver: body %s: %v", body, err)
-		}
-		r.mu.Lock()
-		r.got = append(r.got, received{id: req.Header.Get(webhook.HeaderID), payload: p})
-		r.mu.Unlock()
-		if c := int(r.code.Load()); c >= 300 && c < 400 {
-			http.Redirect(w, req, "http://169.254.169.254/latest/meta-data/", c)
-			return
-		}
-		w.WriteHeader(int(r.code.Load()))
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *receiver) received() []received {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]received(nil), r.got...)
-}
 
 // deliveriesOf returns the pending deliver items of an instance.
 func deliveriesOf(t *testing.T, s store.Store, instanceID string) []container.OutboxItem {
@@ -123,12 +65,12 @@ func TestWebhookDeliveries(t *testing.T) {
 		m := manager.New(manager.Options{Store: s, Runtimes: []string{"docker"}, Logger: quiet, Webhooks: guard})
 		w := worker.New(worker.Options{Manager: m, Store: s, Logger: quiet,
 			Webhooks: &webhook.Deliverer{Subscriptions: s, Guard: guard}, Backoff: func(int) time.Duration { return 3 * time.Second }})
-		rcv := newReceiver(t)
-		sub, err := m.CreateWebhook(ctx, identity.Caller{User: "alice"}, manager.WebhookRequest{URL: rcv.srv.URL + "/hook"})
+		rcv := webhooktest.NewReceiver(t)
+		sub, err := m.CreateWebhook(ctx, identity.Caller{User: "alice"}, manager.WebhookRequest{URL: rcv.URL + "/hook"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rcv.secret.Store(sub.Secret)
+		rcv.SetSecret("", sub.Secret)
 
 		clock := storetest.NewClock()
 		inst, err := s.CreateInstance(ctx, storetest.NewCreate(clock, "alice"))
@@ -162,8 +104,8 @@ func TestWebhookDeliveries(t *testing.T) {
 		// 500, then a redirect (to the metadata address, not followed):
 		// each a retry with the same webhook-id, re-sent with a delay.
 		d := deliveryOf(t, first)
-		for _, code := range []int32{http.StatusInternalServerError, http.StatusFound} {
-			rcv.code.Store(code)
+		for _, code := range []int{http.StatusInternalServerError, http.StatusFound} {
+			rcv.Answer(code)
 			res := w.Process(ctx, d)
 			if res.Ack || res.Requeue == nil || res.Requeue.Delay != 3*time.Second {
 				t.Fatalf("receiver answering %d: %+v; want a delayed re-send", code, res)
@@ -173,22 +115,21 @@ func TestWebhookDeliveries(t *testing.T) {
 		if it, _ := s.GetOutbox(ctx, first.ID); it.Attempts != 2 || it.LastError == "" {
 			t.Errorf("after two failures the item is %+v; want 2 attempts and the last error", it)
 		}
-		rcv.code.Store(http.StatusNoContent)
+		rcv.Answer(http.StatusNoContent)
 		if res := w.Process(ctx, d); !res.Ack || res.Reason != "done" {
 			t.Fatalf("receiver answering 204: %+v", res)
 		}
 		if res := w.Process(ctx, d); !res.Ack || !strings.HasPrefix(res.Reason, "stale") {
 			t.Fatalf("duplicate message: %+v; want acknowledged as stale", res)
 		}
-		got := rcv.received()
+		got := rcv.Received()
 		if len(got) != 3 {
 			t.Fatalf("receiver got %d requests; want 3 (500, 302, 204)", len(got))
 		}
 		for _, r := range got {
-			p := r.payload
-			if r.id != first.ID || p.Type != webhook.EventStatusChanged || p.Data.Seq != 2 || p.Data.PreviousStatus != fsm.Pending ||
-				p.Data.Status != fsm.Creating || p.Data.Reason != "placing" || p.Data.Instance.ID != inst.ID ||
-				p.Data.Instance.Status != fsm.Creating || p.Data.WebhookID != sub.ID {
+			if r.ID != first.ID || r.Type != webhook.EventStatusChanged || r.Change.Seq != 2 || r.Change.PreviousStatus != fsm.Pending ||
+				r.Change.Status != fsm.Creating || r.Change.Reason != "placing" || r.Change.Instance.ID != inst.ID ||
+				r.Change.Instance.Status != fsm.Creating || r.Change.WebhookID != sub.ID {
 				t.Errorf("request %+v; want webhook-id %s and the pending → creating change, seq 2", r, first.ID)
 			}
 		}
@@ -196,7 +137,7 @@ func TestWebhookDeliveries(t *testing.T) {
 		// Past the retry bound: the delivery fails, with its reason.
 		advance(inst.ID, fsm.Running, "")
 		second := deliveriesOf(t, s, inst.ID)[0]
-		rcv.code.Store(http.StatusServiceUnavailable)
+		rcv.Answer(http.StatusServiceUnavailable)
 		msg := outbox.FromItem(second)
 		msg.Unavailable = &outbox.Unavailable{Since: time.Now().Add(-worker.DefaultDeliveryRetryFor - time.Minute), Retries: 40}
 		body, _ := msg.Encode()
@@ -213,11 +154,11 @@ func TestWebhookDeliveries(t *testing.T) {
 		if err := m.DeleteWebhook(ctx, identity.Caller{User: "alice"}, sub.ID); err != nil {
 			t.Fatal(err)
 		}
-		before := len(rcv.received())
+		before := len(rcv.Received())
 		if res := w.Process(ctx, deliveryOf(t, third)); !res.Ack || !strings.Contains(res.Reason, "subscription gone") {
 			t.Fatalf("delivery of a deleted subscription: %+v", res)
 		}
-		if len(rcv.received()) != before {
+		if len(rcv.Received()) != before {
 			t.Error("a deleted subscription's delivery was sent")
 		}
 		advance(inst.ID, fsm.Stopping, "")

@@ -28,6 +28,7 @@ import (
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -164,8 +165,8 @@ func TestEventBusDeliveries(t *testing.T) {
 		}
 
 		// With a subscription, a change is delivered to both.
-		rcv := newReceiver(t)
-		if _, err := m.CreateWebhook(ctx, identity.Caller{User: "alice"}, manager.WebhookRequest{URL: rcv.srv.URL}); err != nil {
+		rcv := webhooktest.NewReceiver(t)
+		if _, err := m.CreateWebhook(ctx, identity.Caller{User: "alice"}, manager.WebhookRequest{URL: rcv.URL}); err != nil {
 			t.Fatal(err)
 		}
 		advance(m, inst.ID, fsm.Running, "")

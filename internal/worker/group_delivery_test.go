@@ -5,14 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
-
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/eventbus"
@@ -23,6 +18,7 @@ import (
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -48,7 +44,7 @@ func TestGroupFinishDeliveries(t *testing.T) {
 		bus := &busEndpoint{}
 		w := worker.New(worker.Options{Manager: m, Store: s, Logger: quiet, EventBus: newBusDeliverer(t, bus),
 			Webhooks: &webhook.Deliverer{Subscriptions: s, Guard: guard}, Backoff: func(int) time.Duration { return 3 * time.Second }})
-		rcv := newPathReceiver(t)
+		rcv := webhooktest.NewReceiver(t)
 		alice, bob, admin := identity.Caller{User: "alice"}, identity.Caller{User: "bob"}, identity.Caller{User: "root", Admin: true}
 		subscribe := func(c identity.Caller, req manager.WebhookRequest) string {
 			t.Helper()
@@ -56,15 +52,15 @@ func TestGroupFinishDeliveries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rcv.secrets.Store(req.URL[len(rcv.srv.URL):], sub.Secret)
+			rcv.SetSecret(req.URL[len(rcv.URL):], sub.Secret)
 			return sub.ID
 		}
-		all := subscribe(alice, manager.WebhookRequest{URL: rcv.srv.URL + "/all"})
-		dag := subscribe(alice, manager.WebhookRequest{URL: rcv.srv.URL + "/dag", Group: "dag-1"})
-		admins := subscribe(admin, manager.WebhookRequest{URL: rcv.srv.URL + "/admin"})
-		other := subscribe(alice, manager.WebhookRequest{URL: rcv.srv.URL + "/other", Group: "dag-2"})
-		failed := subscribe(alice, manager.WebhookRequest{URL: rcv.srv.URL + "/failed", Statuses: []fsm.Status{fsm.Failed}})
-		bobs := subscribe(bob, manager.WebhookRequest{URL: rcv.srv.URL + "/bob"})
+		all := subscribe(alice, manager.WebhookRequest{URL: rcv.URL + "/all"})
+		dag := subscribe(alice, manager.WebhookRequest{URL: rcv.URL + "/dag", Group: "dag-1"})
+		admins := subscribe(admin, manager.WebhookRequest{URL: rcv.URL + "/admin"})
+		other := subscribe(alice, manager.WebhookRequest{URL: rcv.URL + "/other", Group: "dag-2"})
+		failed := subscribe(alice, manager.WebhookRequest{URL: rcv.URL + "/failed", Statuses: []fsm.Status{fsm.Failed}})
+		bobs := subscribe(bob, manager.WebhookRequest{URL: rcv.URL + "/bob"})
 		want := map[string]bool{all: true, dag: true, admins: true, container.EventBusTarget: true, other: false, failed: false, bobs: false}
 
 		clock := storetest.NewClock()
@@ -146,23 +142,19 @@ func TestGroupFinishDeliveries(t *testing.T) {
 			if after.Version != before.Version+1 || after.Status != map[fsm.Status]fsm.Status{fsm.Pending: fsm.Failed, fsm.Running: fsm.Running}[tc.last] {
 				t.Errorf("%s: last member %s@%d → %s@%d; want one write", tc.name, before.Status, before.Version, after.Status, after.Version)
 			}
-			before2 := len(rcv.got())
+			before2 := len(rcv.Received())
 			for _, it := range ds {
 				if res := w.Process(ctx, deliveryOf(t, it)); !res.Ack || res.Reason != "done" {
 					t.Fatalf("%s: Process(%s) = %+v; want done", tc.name, it.Delivery.WebhookID, res)
 				}
 			}
-			recv := rcv.got()[before2:]
+			recv := rcv.Received()[before2:]
 			if len(recv) != len(ds)-1 {
 				t.Fatalf("%s: receiver got %d requests; want %d", tc.name, len(recv), len(ds)-1)
 			}
 			for _, r := range recv {
-				var p webhook.GroupPayload
-				if err := json.Unmarshal(r, &p); err != nil {
-					t.Fatal(err)
-				}
-				if p.Type != webhook.EventGroupFinished || !reflect.DeepEqual(p.Data.Group, res) || !got[p.Data.WebhookID] {
-					t.Errorf("%s: receiver got %+v; want group.finished with %+v", tc.name, p, res)
+				if r.Type != webhook.EventGroupFinished || r.Group == nil || !reflect.DeepEqual(r.Group.Group, res) || !got[r.Group.WebhookID] {
+					t.Errorf("%s: receiver got %s; want group.finished with %+v", tc.name, r.Body, res)
 				}
 			}
 			// Clear the group for the next case.
@@ -213,44 +205,4 @@ func TestGroupFinishDeliveries(t *testing.T) {
 			t.Errorf("a reset wrote %d group deliveries", len(ds))
 		}
 	})
-}
-
-// pathReceiver is a real receiver of several subscriptions, one path
-// each: it verifies every request with the Standard Webhooks reference
-// library and the path's secret, and keeps the bodies.
-type pathReceiver struct {
-	srv     *httptest.Server
-	secrets sync.Map // path → secret
-	mu      sync.Mutex
-	bodies  [][]byte
-}
-
-func newPathReceiver(t *testing.T) *pathReceiver {
-	r := &pathReceiver{}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		secret, _ := r.secrets.Load(req.URL.Path)
-		s, _ := secret.(string)
-		v, err := standardwebhooks.NewWebhook(s)
-		if err == nil {
-			err = v.Verify(body, req.Header)
-		}
-		if err != nil {
-			t.Errorf("receiver %s: signature does not verify: %v", req.URL.Path, err)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		r.mu.Lock()
-		r.bodies = append(r.bodies, body)
-		r.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *pathReceiver) got() [][]byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([][]byte(nil), r.bodies...)
 }

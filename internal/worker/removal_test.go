@@ -17,6 +17,7 @@ import (
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -38,14 +39,14 @@ func TestRemovalDeliveries(t *testing.T) {
 		bus := &busEndpoint{}
 		w := worker.New(worker.Options{Manager: m, Store: s, Logger: quiet, EventBus: newBusDeliverer(t, bus),
 			Webhooks: &webhook.Deliverer{Subscriptions: s, Guard: guard}, Backoff: func(int) time.Duration { return 3 * time.Second }})
-		rcv := newReceiver(t)
+		rcv := webhooktest.NewReceiver(t)
 		alice := identity.Caller{User: "alice"}
-		all, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.srv.URL + "/all"})
+		all, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.URL + "/all"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rcv.secret.Store(all.Secret)
-		filtered, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.srv.URL + "/filtered",
+		rcv.SetSecret("", all.Secret)
+		filtered, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.URL + "/filtered",
 			Statuses: []fsm.Status{fsm.Running, fsm.Deleting}})
 		if err != nil {
 			t.Fatal(err)
@@ -93,9 +94,9 @@ func TestRemovalDeliveries(t *testing.T) {
 				t.Fatalf("Process(%s) = %+v; want done", d.WebhookID, res)
 			}
 		}
-		got := rcv.received()
-		if len(got) != 1 || got[0].payload.Type != webhook.EventDeleted || got[0].payload.Data.Status != "" ||
-			got[0].payload.Data.PreviousStatus != fsm.Deleting || got[0].payload.Data.Instance.ID != inst.ID || got[0].payload.Data.Seq != last.Seq {
+		got := rcv.Received()
+		if len(got) != 1 || got[0].Type != webhook.EventDeleted || got[0].Change.Status != "" ||
+			got[0].Change.PreviousStatus != fsm.Deleting || got[0].Change.Instance.ID != inst.ID || got[0].Change.Seq != last.Seq {
 			t.Errorf("receiver got %+v; want one container.deleted of %s at seq %d", got, inst.ID, last.Seq)
 		}
 		_, entries := bus.got()
