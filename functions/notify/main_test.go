@@ -3,20 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
@@ -31,6 +25,7 @@ import (
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
 	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/wiring"
 )
 
@@ -66,45 +61,6 @@ func TestSetupNeedsItsQueue(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "BERTH_QUEUE_NOTIFY_QUEUE_URL") {
 		t.Errorf("setup without the notify queue: %v; want an error naming BERTH_QUEUE_NOTIFY_QUEUE_URL", err)
 	}
-}
-
-// receiver is a real HTTP receiver on 127.0.0.1 that verifies every
-// request with the Standard Webhooks reference library and answers code.
-type receiver struct {
-	srv    *httptest.Server
-	secret atomic.Value // string
-	code   atomic.Int32
-	mu     sync.Mutex
-	ids    []string
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
-	r.code.Store(http.StatusOK)
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		v, err := standardwebhooks.NewWebhook(r.secret.Load().(string))
-		if err == nil {
-			err = v.Verify(body, req.Header)
-		}
-		if err != nil {
-			t.Errorf("receiver: signature does not verify: %v", err)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		r.mu.Lock()
-		r.ids = append(r.ids, req.Header.Get(webhook.HeaderID))
-		r.mu.Unlock()
-		w.WriteHeader(int(r.code.Load()))
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *receiver) received() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.ids)
 }
 
 // TestNotifyFunction, on DynamoDB Local, the SQS emulator and a real
@@ -152,12 +108,12 @@ func TestNotifyFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := manager.New(manager.Options{Store: st, Runtimes: []string{"docker"}, Logger: quiet, Webhooks: guard})
-	rcv := newReceiver(t)
-	sub, err := m.CreateWebhook(ctx, identity.Caller{User: "alice"}, manager.WebhookRequest{URL: rcv.srv.URL + "/hook"})
+	rcv := webhooktest.NewReceiver(t)
+	sub, err := m.CreateWebhook(ctx, identity.Caller{User: "alice"}, manager.WebhookRequest{URL: rcv.URL + "/hook"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rcv.secret.Store(sub.Secret)
+	rcv.SetSecret("", sub.Secret)
 	inst, err := st.CreateInstance(ctx, storetest.NewCreate(storetest.NewClock(), "alice"))
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +151,7 @@ func TestNotifyFunction(t *testing.T) {
 			Attributes:     map[string]string{"ApproximateReceiveCount": "1"}}
 	}
 
-	rcv.code.Store(http.StatusInternalServerError)
+	rcv.Answer(http.StatusInternalServerError)
 	if resp := fn.handle(ctx, events.SQSEvent{Records: []events.SQSMessage{record("m1", delivery)}}); len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("a failed attempt was handed back (spending a receive): %+v; want it re-sent", resp.BatchItemFailures)
 	}
@@ -215,7 +171,7 @@ func TestNotifyFunction(t *testing.T) {
 	if err != nil || msg.OutboxID != delivery.ID || msg.Unavailable == nil || msg.Unavailable.Retries != 1 {
 		t.Fatalf("re-sent message %+v (%v); want the delivery's, one retry on", msg, err)
 	}
-	rcv.code.Store(http.StatusNoContent)
+	rcv.Answer(http.StatusNoContent)
 	rec := events.SQSMessage{MessageId: again[0].MessageID, Body: string(again[0].Body), ReceiptHandle: again[0].Handle,
 		EventSourceARN: "arn:aws:sqs:us-east-1:000000000000:" + prefix + "notify", Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
 	if resp := fn.handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec}}); len(resp.BatchItemFailures) != 0 {
@@ -224,7 +180,7 @@ func TestNotifyFunction(t *testing.T) {
 	if it, err := st.GetOutbox(ctx, delivery.ID); err != nil || it.State != container.OutboxDone {
 		t.Errorf("delivery item %+v (%v); want done", it, err)
 	}
-	if got := rcv.received(); len(got) != 2 || got[0] != delivery.ID || got[1] != delivery.ID {
+	if got := rcv.Received(); len(got) != 2 || got[0].ID != delivery.ID || got[1].ID != delivery.ID {
 		t.Errorf("the receiver got webhook-ids %v; want %s twice (500, then 204)", got, delivery.ID)
 	}
 
@@ -236,7 +192,7 @@ func TestNotifyFunction(t *testing.T) {
 	if got, err := st.GetInstance(ctx, inst.ID); err != nil || got.Status != fsm.Creating {
 		t.Errorf("after a misrouted create the instance is %s (%v); want it left creating", got.Status, err)
 	}
-	if n := len(rcv.received()); n != 2 {
+	if n := len(rcv.Received()); n != 2 {
 		t.Errorf("the receiver got %d requests; want still 2", n)
 	}
 }
