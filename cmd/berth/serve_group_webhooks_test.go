@@ -2,19 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
-
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/berth-io/berth/internal/client"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/webhook/webhooktest"
 )
 
 // TestServeGroupFinishWebhook: through `berth serve`, a group finish is
@@ -28,36 +24,7 @@ func TestServeGroupFinishWebhook(t *testing.T) {
 	e.start()
 	e.putTemplates()
 
-	var mu sync.Mutex
-	secrets := map[string]string{}
-	finishes := make(chan webhook.GroupPayload, 4)
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		mu.Lock()
-		secret := secrets[req.URL.Path]
-		mu.Unlock()
-		v, err := standardwebhooks.NewWebhook(secret)
-		if err == nil {
-			err = v.Verify(body, req.Header)
-		}
-		if err != nil {
-			t.Errorf("receiver %s: signature refused: %v", req.URL.Path, err)
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		var p webhook.GroupPayload
-		if err := json.Unmarshal(body, &p); err != nil {
-			t.Errorf("receiver: %v: %s", err, body)
-		}
-		if p.Type == webhook.EventGroupFinished {
-			if req.URL.Path != "/alice" {
-				t.Errorf("receiver %s got a group finish: %s", req.URL.Path, body)
-			}
-			finishes <- p
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(rcv.Close)
+	rcv := webhooktest.NewReceiver(t)
 	subscribe := func(token, path string, filters map[string]any) client.Webhook {
 		t.Helper()
 		filters["url"] = rcv.URL + path
@@ -65,9 +32,7 @@ func TestServeGroupFinishWebhook(t *testing.T) {
 		if err := json.Unmarshal(e.must(e.call("POST", "/api/webhooks", token, filters), http.StatusCreated).body, &sub); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		secrets[path] = sub.Secret
-		mu.Unlock()
+		rcv.SetSecret(path, sub.Secret)
 		return sub
 	}
 	alices := subscribe(aliceToken, "/alice", map[string]any{"group": "dag-w"})
@@ -78,14 +43,9 @@ func TestServeGroupFinishWebhook(t *testing.T) {
 	e.waitFor(b.ID, fsm.Running, 90*time.Second)
 	res := e.groupResult(e.must(e.call("POST", "/api/groups/dag-w/finish", aliceToken, map[string]string{"outcome": "succeeded"}),
 		http.StatusAccepted))
-	var got webhook.GroupPayload
-	select {
-	case got = <-finishes:
-	case <-time.After(90 * time.Second):
-		t.Fatalf("no group.finished delivery within 90 s\n%s", tail(e.logs.String(), 4000))
-	}
-	if got.Data.WebhookID != alices.ID || !reflect.DeepEqual(got.Data.Group, res) || res.Group != "dag-w" || len(res.Members) != 2 {
-		t.Errorf("group.finished = %+v; want subscription %s and the finish's answer %+v", got.Data, alices.ID, res)
+	got := waitGroupFinish(t, rcv, 90*time.Second, func() string { return tail(e.logs.String(), 4000) })
+	if got.WebhookID != alices.ID || !reflect.DeepEqual(got.Group, res) || res.Group != "dag-w" || len(res.Members) != 2 {
+		t.Errorf("group.finished = %+v; want subscription %s and the finish's answer %+v", got, alices.ID, res)
 	}
 	// Both subscriptions' deliveries of the finish are written in one
 	// transaction: bob's listing holds none of them.
@@ -111,5 +71,28 @@ func TestServeGroupFinishWebhook(t *testing.T) {
 	}
 	if finished != 1 {
 		t.Errorf("alice's subscription lists %d group.finished deliveries; want 1: %+v", finished, mine.Items)
+	}
+}
+
+// waitGroupFinish waits for rcv's first group.finished delivery, which
+// must have been sent to alice's path alone, and returns it.
+func waitGroupFinish(t *testing.T, rcv *webhooktest.Receiver, within time.Duration, logs func() string) webhook.GroupFinished {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		for _, r := range rcv.Received() {
+			if r.Type != webhook.EventGroupFinished {
+				continue
+			}
+			if r.Path != "/alice" {
+				t.Errorf("receiver %s got a group finish: %s", r.Path, r.Body)
+			}
+			return *r.Group
+		}
+		select {
+		case <-rcv.Arrived():
+		case <-deadline:
+			t.Fatalf("no group.finished delivery within %s\n%s", within, logs())
+		}
 	}
 }

@@ -3,20 +3,17 @@ package emulate_test
 import (
 	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/webhook/webhooktest"
 )
 
 // notifiedChange is one change of one instance: what a receiver de-duplicates on.
@@ -25,48 +22,16 @@ type notifiedChange struct {
 	seq      int64
 }
 
-// verifyingReceiver is a real receiver on 127.0.0.1 that verifies every
-// request with the Standard Webhooks reference library (not berth's
-// code) and keeps, per change, the webhook-ids and the payload.
-type verifyingReceiver struct {
-	srv     *httptest.Server
-	secret  atomic.Value // string
-	mu      sync.Mutex
-	byKey   map[notifiedChange][]string
-	changes map[notifiedChange]webhook.Change
-	arrived chan struct{}
-}
-
-func newVerifyingReceiver(t *testing.T) *verifyingReceiver {
-	r := &verifyingReceiver{byKey: map[notifiedChange][]string{}, changes: map[notifiedChange]webhook.Change{}, arrived: make(chan struct{}, 1)}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		v, err := standardwebhooks.NewWebhook(r.secret.Load().(string))
-		if err == nil {
-			err = v.Verify(body, req.Header)
-		}
-		if err != nil {
-			t.Errorf("receiver: the signature does not verify: %v", err)
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		var p webhook.Payload
-		if err := json.Unmarshal(body, &p); err != nil {
-			t.Errorf("receiver: %v: %s", err, body)
-		}
-		k := notifiedChange{p.Data.Instance.ID, p.Data.Seq}
-		r.mu.Lock()
-		r.byKey[k] = append(r.byKey[k], req.Header.Get(webhook.HeaderID))
-		r.changes[k] = p.Data
-		r.mu.Unlock()
-		select {
-		case r.arrived <- struct{}{}:
-		default:
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
+// byChange groups what rcv received by change: the webhook-ids each
+// change came with, and the change itself.
+func byChange(rcv *webhooktest.Receiver) (map[notifiedChange][]string, map[notifiedChange]webhook.Change) {
+	ids, changes := map[notifiedChange][]string{}, map[notifiedChange]webhook.Change{}
+	for _, r := range rcv.Received() {
+		k := notifiedChange{r.Change.Instance.ID, r.Change.Seq}
+		ids[k] = append(ids[k], r.ID)
+		changes[k] = r.Change
+	}
+	return ids, changes
 }
 
 // hangingReceiver takes a request and never answers it (the sender's
@@ -150,9 +115,9 @@ func TestEmulatedDeliveries(t *testing.T) {
 	st := start(t, setup{webhooks: map[string]any{"allowed_networks": []any{"127.0.0.0/8"}}})
 	// A container that ends on SIGTERM, so that a stop takes no grace period.
 	st.putTemplate("trapper", []string{"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"})
-	rcv := newVerifyingReceiver(t)
-	subID, secret := st.subscribeWebhook(aliceToken, rcv.srv.URL+"/hooks")
-	rcv.secret.Store(secret)
+	rcv := webhooktest.NewReceiver(t)
+	subID, secret := st.subscribeWebhook(aliceToken, rcv.URL+"/hooks")
+	rcv.SetSecret("", secret)
 
 	id := st.create(aliceToken, "trapper", "notified")
 	st.wait(aliceToken, id, "running", 2*time.Minute)
@@ -194,11 +159,10 @@ func TestEmulatedDeliveries(t *testing.T) {
 		t.Fatalf("the history records %d status changes: %+v; want creating, running, stopping, stopped, deleting at least", len(want), evs.Items)
 	}
 	missing := func() []notifiedChange {
-		rcv.mu.Lock()
-		defer rcv.mu.Unlock()
+		got, _ := byChange(rcv)
 		var out []notifiedChange
 		for k := range want {
-			if len(rcv.byKey[k]) == 0 {
+			if len(got[k]) == 0 {
 				out = append(out, k)
 			}
 		}
@@ -206,22 +170,22 @@ func TestEmulatedDeliveries(t *testing.T) {
 	}
 	for deadline := time.After(3 * time.Minute); len(missing()) > 0; {
 		select {
-		case <-rcv.arrived:
+		case <-rcv.Arrived():
 		case <-time.After(time.Second):
 		case <-deadline:
 			t.Fatalf("status changes never delivered: %v", missing())
 		}
 	}
 
-	rcv.mu.Lock()
+	byKey, changes := byChange(rcv)
 	var ids []string
 	var order []webhook.Change
-	for k, hookIDs := range rcv.byKey {
+	for k, hookIDs := range byKey {
 		if len(slices.Compact(slices.Clone(hookIDs))) != 1 {
 			t.Errorf("change %v came with several webhook-ids: %v", k, hookIDs)
 		}
 		ids = append(ids, hookIDs[0])
-		c := rcv.changes[k]
+		c := changes[k]
 		order = append(order, c)
 		if ev, ok := want[k]; ok {
 			if c.PreviousStatus != ev.From || c.Status != ev.To || c.WebhookID != subID {
@@ -231,7 +195,6 @@ func TestEmulatedDeliveries(t *testing.T) {
 			t.Errorf("delivered %v, which the history does not record", k)
 		}
 	}
-	rcv.mu.Unlock()
 	// The order, restored by seq, is the instance's: each change starts
 	// where the one before it ended.
 	slices.SortFunc(order, func(a, b webhook.Change) int { return int(a.Seq - b.Seq) })
