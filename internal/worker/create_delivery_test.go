@@ -1,12 +1,8 @@
 package worker_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/eventbus"
@@ -16,7 +12,6 @@ import (
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/webhook"
 	"github.com/berth-io/berth/internal/webhook/webhooktest"
-	"github.com/berth-io/berth/internal/worker"
 )
 
 // TestCreateDeliveries: a create written through the manager is delivered
@@ -26,17 +21,8 @@ import (
 // and put on the event bus as "Container Created".
 func TestCreateDeliveries(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		ctx := context.Background()
-		s := b.Open(t, time.Now)
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		guard, err := webhook.NewGuard([]string{"127.0.0.0/8"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := manager.New(manager.Options{Store: s, Runtimes: []string{"docker"}, Logger: quiet, Webhooks: guard, EventBus: true})
-		bus := &busEndpoint{}
-		w := worker.New(worker.Options{Manager: m, Store: s, Logger: quiet, EventBus: newBusDeliverer(t, bus),
-			Webhooks: &webhook.Deliverer{Subscriptions: s, Guard: guard}, Backoff: func(int) time.Duration { return 3 * time.Second }})
+		f := newDeliveryFixture(t, b, true, nil)
+		ctx, s, m, w, bus := f.ctx, f.s, f.m, f.w, f.bus
 		admin := identity.Caller{User: "root", Admin: true}
 		if _, _, err := m.PutTemplate(ctx, admin, container.Template{Name: "tiny", Runtime: "docker", Image: "busybox:1",
 			PullPolicy: container.PullNever, Command: []string{"true"}}); err != nil {

@@ -2,8 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,16 +53,8 @@ func deliveryOf(t testing.TB, it container.OutboxItem) queue.Delivery {
 // bound the delivery fails; a deleted subscription's delivery is dropped.
 func TestWebhookDeliveries(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		ctx := context.Background()
-		s := b.Open(t, time.Now)
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		guard, err := webhook.NewGuard([]string{"127.0.0.0/8"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := manager.New(manager.Options{Store: s, Runtimes: []string{"docker"}, Logger: quiet, Webhooks: guard})
-		w := worker.New(worker.Options{Manager: m, Store: s, Logger: quiet,
-			Webhooks: &webhook.Deliverer{Subscriptions: s, Guard: guard}, Backoff: func(int) time.Duration { return 3 * time.Second }})
+		f := newDeliveryFixture(t, b, false, nil)
+		ctx, s, m, w := f.ctx, f.s, f.m, f.w
 		rcv := webhooktest.NewReceiver(t)
 		sub, err := m.CreateWebhook(ctx, identity.Caller{User: "alice"}, manager.WebhookRequest{URL: rcv.URL + "/hook"})
 		if err != nil {

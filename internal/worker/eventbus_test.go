@@ -96,17 +96,8 @@ func newBusDeliverer(t *testing.T, e *busEndpoint) *eventbus.Deliverer {
 // event bus no such delivery is written.
 func TestEventBusDeliveries(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		ctx := context.Background()
-		s := b.Open(t, time.Now)
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		guard, err := webhook.NewGuard([]string{"127.0.0.0/8"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := manager.New(manager.Options{Store: s, Runtimes: []string{"docker"}, Logger: quiet, Webhooks: guard, EventBus: true})
-		bus := &busEndpoint{}
-		w := worker.New(worker.Options{Manager: m, Store: s, Logger: quiet, EventBus: newBusDeliverer(t, bus),
-			Webhooks: &webhook.Deliverer{Subscriptions: s, Guard: guard}, Backoff: func(int) time.Duration { return 3 * time.Second }})
+		f := newDeliveryFixture(t, b, true, nil)
+		ctx, s, m, w, bus, quiet, guard := f.ctx, f.s, f.m, f.w, f.bus, f.quiet, f.guard
 
 		clock := storetest.NewClock()
 		inst, err := s.CreateInstance(ctx, storetest.NewCreate(clock, "alice"))

@@ -1,13 +1,9 @@
 package worker_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/eventbus"
@@ -19,7 +15,6 @@ import (
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/webhook"
 	"github.com/berth-io/berth/internal/webhook/webhooktest"
-	"github.com/berth-io/berth/internal/worker"
 )
 
 // TestGroupFinishDeliveries: a group finish written through the manager
@@ -32,18 +27,8 @@ import (
 // "Group Finished". A reset is no finish: it is not delivered.
 func TestGroupFinishDeliveries(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		ctx := context.Background()
-		s := b.Open(t, time.Now)
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		guard, err := webhook.NewGuard([]string{"127.0.0.0/8"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := manager.New(manager.Options{Store: s, Runtimes: []string{"docker"}, Logger: quiet, Webhooks: guard, EventBus: true,
-			Groups: manager.GroupPolicies{ResetAllowed: true}})
-		bus := &busEndpoint{}
-		w := worker.New(worker.Options{Manager: m, Store: s, Logger: quiet, EventBus: newBusDeliverer(t, bus),
-			Webhooks: &webhook.Deliverer{Subscriptions: s, Guard: guard}, Backoff: func(int) time.Duration { return 3 * time.Second }})
+		f := newDeliveryFixture(t, b, true, func(o *manager.Options) { o.Groups = manager.GroupPolicies{ResetAllowed: true} })
+		ctx, s, m, w, bus := f.ctx, f.s, f.m, f.w, f.bus
 		rcv := webhooktest.NewReceiver(t)
 		alice, bob, admin := identity.Caller{User: "alice"}, identity.Caller{User: "bob"}, identity.Caller{User: "root", Admin: true}
 		subscribe := func(c identity.Caller, req manager.WebhookRequest) string {

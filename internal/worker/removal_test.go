@@ -1,10 +1,7 @@
 package worker_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -18,7 +15,6 @@ import (
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/webhook"
 	"github.com/berth-io/berth/internal/webhook/webhooktest"
-	"github.com/berth-io/berth/internal/worker"
 )
 
 // TestRemovalDeliveries: an instance's final removal, written through the
@@ -28,17 +24,8 @@ import (
 // as "Container Deleted"; a subscription filtered on statuses gets none.
 func TestRemovalDeliveries(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		ctx := context.Background()
-		s := b.Open(t, time.Now)
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		guard, err := webhook.NewGuard([]string{"127.0.0.0/8"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := manager.New(manager.Options{Store: s, Runtimes: []string{"docker"}, Logger: quiet, Webhooks: guard, EventBus: true})
-		bus := &busEndpoint{}
-		w := worker.New(worker.Options{Manager: m, Store: s, Logger: quiet, EventBus: newBusDeliverer(t, bus),
-			Webhooks: &webhook.Deliverer{Subscriptions: s, Guard: guard}, Backoff: func(int) time.Duration { return 3 * time.Second }})
+		f := newDeliveryFixture(t, b, true, nil)
+		ctx, s, m, w, bus := f.ctx, f.s, f.m, f.w, f.bus
 		rcv := webhooktest.NewReceiver(t)
 		alice := identity.Caller{User: "alice"}
 		all, err := m.CreateWebhook(ctx, alice, manager.WebhookRequest{URL: rcv.URL + "/all"})
