@@ -20,6 +20,7 @@ import (
 // reaches what the container serves; once stopped the panel names none.
 // axe-core checks the page with the panel.
 func TestConsoleEndpoints(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{publishing: true, noImageRefresh: true})
 	e.start()
 	// busybox's httpd serves the container's / on 8080; 8443 and 5353

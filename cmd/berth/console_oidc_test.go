@@ -140,14 +140,14 @@ func (p *standInProvider) counts() (exchanged int, refused []string) {
 // that), drops the code from the address and is signed in. A code the tab
 // did not ask for (a forged state) is refused before any exchange.
 func TestConsoleSignInWithPKCE(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{noImageRefresh: true})
 	// 127.0.0.1: a secure context for the page's crypto.subtle, as https
 	// is on AWS.
 	e.addr = testenv.FreeAddr(t)
 	base := "http://" + e.addr
 	idp := newStandInProvider(t, "berth-console", base, aliceToken)
-	t.Setenv("BERTH_AUTH_OIDC_ISSUER", idp.srv.URL)
-	t.Setenv("BERTH_AUTH_OIDC_CLIENT_ID", "berth-console")
+	e.env = []string{"BERTH_AUTH_OIDC_ISSUER=" + idp.srv.URL, "BERTH_AUTH_OIDC_CLIENT_ID=berth-console"}
 	e.start()
 
 	resp, err := http.Get(base + "/console")

@@ -114,8 +114,7 @@ func TestConsoleSessionRenewAndSignOut(t *testing.T) {
 	// The first token lives 3 s: the page acts half-way (under
 	// REFRESH_LEAD_MS), before it expires.
 	idp.session.lifetimes = []int{3}
-	t.Setenv("BERTH_AUTH_OIDC_ISSUER", idp.srv.URL)
-	t.Setenv("BERTH_AUTH_OIDC_CLIENT_ID", "berth-console")
+	e.env = []string{"BERTH_AUTH_OIDC_ISSUER=" + idp.srv.URL, "BERTH_AUTH_OIDC_CLIENT_ID=berth-console"}
 	e.start()
 	e.putTemplates()
 	mine := e.instance(e.must(e.call("POST", "/api/containers", aliceToken, map[string]string{"template": "sleeper", "name": "alices-own"}), http.StatusAccepted))

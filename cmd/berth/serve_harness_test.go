@@ -66,6 +66,10 @@ type serveEnv struct {
 	logs   *testenv.SyncBuffer
 	out    *testenv.SyncBuffer // stdout: the start-up summary
 	exited chan struct{}
+	// env is more environment for `berth serve` ("KEY=value" each), set
+	// before start: a test that configures berth through its environment
+	// this way, not with t.Setenv, may run beside others (t.Parallel).
+	env []string
 }
 
 type serveOptions struct {
@@ -221,7 +225,7 @@ func (e *serveEnv) start() {
 	}
 	args := []string{"--config", e.cfgPath, "--addr", e.addr, "--data", filepath.Join(e.dir, "data")}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(args, "\x1f"))
+	cmd.Env = append(append(os.Environ(), e.env...), childEnv+"="+strings.Join(args, "\x1f"))
 	e.logs = &testenv.SyncBuffer{}
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = e.logs

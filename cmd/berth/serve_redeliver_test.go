@@ -16,6 +16,7 @@ import (
 // webhook-id, signed (the reference library checks it), after which it is
 // delivered again.
 func TestServeRedeliver(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{extra: "\nwebhooks:\n  allowed_networks: [127.0.0.0/8]\n"})
 	e.start()
 	e.putTemplates()

@@ -14,6 +14,7 @@ import (
 // happens, and ends by itself when the container's deletion is written;
 // Ctrl-C (its context's end) ends it cleanly; an unknown container is 404.
 func TestServeWatch(t *testing.T) {
+	t.Parallel()
 	e := newServeEnv(t, serveOptions{})
 	e.start()
 	e.putTemplates()
