@@ -24,7 +24,9 @@ import (
 // subscription (not another owner's, not one filtered on another group)
 // and put on the event bus as "Container Created".
 func TestCreateDeliveries(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		ctx := context.Background()
 		s := b.Open(t, time.Now)
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -112,7 +112,9 @@ func deliveryOf(t testing.TB, it container.OutboxItem) queue.Delivery {
 // duplicate message is acknowledged without a request; past the retry
 // bound the delivery fails; a deleted subscription's delivery is dropped.
 func TestWebhookDeliveries(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		ctx := context.Background()
 		s := b.Open(t, time.Now)
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))

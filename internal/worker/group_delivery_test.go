@@ -35,7 +35,9 @@ import (
 // another group or on statuses, not another owner's. The event bus gets
 // "Group Finished". A reset is no finish: it is not delivered.
 func TestGroupFinishDeliveries(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		ctx := context.Background()
 		s := b.Open(t, time.Now)
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -26,7 +26,9 @@ import (
 // event number and the instance as last stored) and put on the event bus
 // as "Container Deleted"; a subscription filtered on statuses gets none.
 func TestRemovalDeliveries(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		ctx := context.Background()
 		s := b.Open(t, time.Now)
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
