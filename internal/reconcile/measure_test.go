@@ -1,9 +1,7 @@
 package reconcile_test
 
 import (
-	"flag"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -25,25 +23,9 @@ import (
 func TestMeasurePass50(t *testing.T) {
 	t.Parallel()
 	const n = 50
-	// The backends start their containers side by side (the setup is most
-	// of the test's time), then wait for each other and take turns with the
-	// timed part, so that neither pass is timed while the other backend's 50
-	// containers start or are removed. A backend that stops early (skip,
-	// fatal) still arrives, so the other never waits forever. With fewer
-	// parallel slots than backends (-parallel 1) the first would wait for
-	// one that cannot start: then they run one after the other, as the
-	// barrier and the lock then hold trivially.
-	sideBySide := parallelSlots(t) >= len(teststores.All)
-	var setUp sync.WaitGroup
-	setUp.Add(len(teststores.All))
-	var timed sync.Mutex
+	// One backend after the other, so that neither pass is timed while the
+	// other backend's 50 containers start.
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		if sideBySide {
-			t.Parallel()
-		}
-		var arrive sync.Once
-		arrived := func() { arrive.Do(setUp.Done) }
-		defer arrived()
 		r := newRig(t, b.Open(t, time.Now))
 		insts := make([]container.Instance, n)
 		refs := make([]runtime.Ref, n)
@@ -65,12 +47,6 @@ func TestMeasurePass50(t *testing.T) {
 			r.waitPhase(ref, runtime.PhaseRunning)
 		}
 		t.Logf("%s: setup: %d containers started in %s", b.Name, n, time.Since(setup).Round(time.Millisecond))
-		arrived()
-		if sideBySide {
-			setUp.Wait()
-		}
-		timed.Lock()
-		defer timed.Unlock()
 
 		start := time.Now()
 		rep := r.run(r.reconciler())
@@ -113,18 +89,4 @@ func TestMeasurePass50(t *testing.T) {
 			wantStatus(t, r.get(inst.ID), fsm.Failed)
 		}
 	})
-}
-
-// parallelSlots is go test's -parallel: how many parallel tests run at once.
-func parallelSlots(t *testing.T) int {
-	t.Helper()
-	f := flag.Lookup("test.parallel")
-	if f == nil {
-		t.Fatal("no test.parallel flag")
-	}
-	n, err := strconv.Atoi(f.Value.String())
-	if err != nil {
-		t.Fatalf("test.parallel %q: %v", f.Value.String(), err)
-	}
-	return n
 }
