@@ -17,7 +17,9 @@ import (
 // fails the instance on the first attempt with the engine's reason,
 // instead of being retried as an outage.
 func TestBadSpecFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		r := newRig(t, b, 1)
 		ctx := context.Background()
 		if _, _, err := r.m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{

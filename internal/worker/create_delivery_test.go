@@ -20,7 +20,9 @@ import (
 // subscription (not another owner's, not one filtered on another group)
 // and put on the event bus as "Container Created".
 func TestCreateDeliveries(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		f := newDeliveryFixture(t, b, true, nil)
 		ctx, s, m, w, bus := f.ctx, f.s, f.m, f.w, f.bus
 		admin := identity.Caller{User: "root", Admin: true}

@@ -52,7 +52,9 @@ func deliveryOf(t testing.TB, it container.OutboxItem) queue.Delivery {
 // duplicate message is acknowledged without a request; past the retry
 // bound the delivery fails; a deleted subscription's delivery is dropped.
 func TestWebhookDeliveries(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		f := newDeliveryFixture(t, b, false, nil)
 		ctx, s, m, w := f.ctx, f.s, f.m, f.w
 		rcv := webhooktest.NewReceiver(t)

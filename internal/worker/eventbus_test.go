@@ -95,7 +95,9 @@ func newBusDeliverer(t *testing.T, e *busEndpoint) *eventbus.Deliverer {
 // fails, and acknowledges a duplicate without putting it again. Without an
 // event bus no such delivery is written.
 func TestEventBusDeliveries(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		f := newDeliveryFixture(t, b, true, nil)
 		ctx, s, m, w, bus, quiet, guard := f.ctx, f.s, f.m, f.w, f.bus, f.quiet, f.guard
 
@@ -190,6 +192,7 @@ func TestEventBusDeliveries(t *testing.T) {
 // does not acknowledge the bus's delivery (nor send it to a webhook): it
 // is retried, for a worker that has one.
 func TestEventBusDeliveryWithoutDeliverer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := teststores.Bolt(t, time.Now)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))

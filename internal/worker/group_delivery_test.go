@@ -26,7 +26,9 @@ import (
 // another group or on statuses, not another owner's. The event bus gets
 // "Group Finished". A reset is no finish: it is not delivered.
 func TestGroupFinishDeliveries(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		f := newDeliveryFixture(t, b, true, func(o *manager.Options) { o.Groups = manager.GroupPolicies{ResetAllowed: true} })
 		ctx, s, m, w, bus := f.ctx, f.s, f.m, f.w, f.bus
 		rcv := webhooktest.NewReceiver(t)

@@ -23,7 +23,9 @@ import (
 // event number and the instance as last stored) and put on the event bus
 // as "Container Deleted"; a subscription filtered on statuses gets none.
 func TestRemovalDeliveries(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		f := newDeliveryFixture(t, b, true, nil)
 		ctx, s, m, w, bus := f.ctx, f.s, f.m, f.w, f.bus
 		rcv := webhooktest.NewReceiver(t)

@@ -47,7 +47,9 @@ func (f *flakySource) Secret(ctx context.Context, name string) (string, error) {
 // instance record, event or log line. An unknown secret fails the create
 // at once, naming the secret.
 func TestSecretEnvReachesContainer(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		r := newRig(t, b, 0)
 		value := "s3cr3t-" + strings.ToLower(container.NewID())
 		file := filepath.Join(t.TempDir(), "secrets.yml")

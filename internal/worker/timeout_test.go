@@ -19,7 +19,9 @@ import (
 // create_start_timeout. The create slot is given back, the instance fails
 // saying why, and the container is stopped (kept, not left running).
 func TestCreateStartTimeout(t *testing.T) {
+	t.Parallel()
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t.Parallel()
 		r := newRig(t, b, 1)
 		// The engine runs it; Inspect keeps saying "created".
 		r.rt.slowStable = time.Hour

@@ -29,7 +29,7 @@ func TestWorker(t *testing.T) {
 		t.Run("RuntimeFailsThenSucceeds", func(t *testing.T) { t.Parallel(); testFailsThenSucceeds(t, newRig(t, b, 0)) })
 		t.Run("RuntimeFailsAlways", func(t *testing.T) { t.Parallel(); testFailsAlways(t, newRig(t, b, 0)) })
 		t.Run("InvocationDeadlineHandsBack", func(t *testing.T) { t.Parallel(); testInvocationDeadline(t, newRig(t, b, 0)) })
-		t.Run("CreateConcurrencyLimit", func(t *testing.T) { testConcurrencyLimit(t, newRig(t, b, 3)) })
+		t.Run("CreateConcurrencyLimit", func(t *testing.T) { t.Parallel(); testConcurrencyLimit(t, newRig(t, b, 3)) })
 	})
 }
 
