@@ -321,25 +321,16 @@ func seconds(i Int, def time.Duration) time.Duration {
 	return time.Duration(i.V) * time.Second
 }
 
+// queueProps is the part of AWS::SQS::Queue's properties the emulator plays.
+type queueProps struct {
+	FifoQueue              Bool
+	VisibilityTimeout      Int
+	MessageRetentionPeriod Int
+	RedrivePolicy          any
+}
+
 func (p *parser) queues(s *Stack, arns map[string]string) error {
-	ids, err := p.sortedIDs(TypeQueue)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		props, err := p.resolved(id)
-		if err != nil {
-			return err
-		}
-		var q struct {
-			FifoQueue              Bool
-			VisibilityTimeout      Int
-			MessageRetentionPeriod Int
-			RedrivePolicy          any
-		}
-		if err := decode(props, &q); err != nil {
-			return fmt.Errorf("%s: %w", id, err)
-		}
+	err := eachResource(p, TypeQueue, func(id string, q *queueProps) error {
 		name, _ := p.name(id)
 		out := &Queue{LogicalID: id, Name: name, Fifo: q.FifoQueue.V,
 			VisibilityTimeout: seconds(q.VisibilityTimeout, DefaultQueueVisibility),
@@ -363,6 +354,10 @@ func (p *parser) queues(s *Stack, arns map[string]string) error {
 			out.DeadLetter = pol.DeadLetterTargetArn // resolved to a logical id below
 		}
 		s.Queues[id] = out
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for id, q := range s.Queues {
 		if q.DeadLetter == "" {
@@ -381,26 +376,15 @@ func (p *parser) queues(s *Stack, arns map[string]string) error {
 }
 
 func (p *parser) tables(s *Stack) error {
-	ids, err := p.sortedIDs(TypeTable)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		props, err := p.resolved(id)
-		if err != nil {
-			return err
-		}
-		t := &Table{LogicalID: id}
-		if err := decode(props, &t.Spec); err != nil {
-			return fmt.Errorf("%s: %w", id, err)
-		}
-		if len(t.Spec.KeySchema) == 0 {
+	return eachResource(p, TypeTable, func(id string, spec *TableSpec) error {
+		if len(spec.KeySchema) == 0 {
 			return fmt.Errorf("%s: no KeySchema", id)
 		}
+		t := &Table{LogicalID: id, Spec: *spec}
 		t.Name, _ = p.name(id)
 		s.Tables[id] = t
-	}
-	return nil
+		return nil
+	})
 }
 
 // functions reads every function with Globals.Function merged in, and its
@@ -691,91 +675,68 @@ func (p *parser) apiHasAuthorizer(api string) (bool, error) {
 // AWS::Scheduler::Schedule and AWS::Events::Rule resources that target the
 // template's functions.
 func (p *parser) standaloneMappings(s *Stack, arns map[string]string) error {
-	ids, err := p.sortedIDs(TypeEventSourceMapping)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		props, err := p.resolved(id)
-		if err != nil {
-			return err
-		}
-		var e esmProps
-		if err := decode(props, &e); err != nil {
-			return fmt.Errorf("%s: %w", id, err)
-		}
+	err := eachResource(p, TypeEventSourceMapping, func(id string, e *esmProps) error {
 		fn, err := p.lookup(arns, e.FunctionName, "FunctionName")
 		if err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
-		if err := p.mapping(s, arns, id, fn, e.EventSourceArn, e); err != nil {
+		if err := p.mapping(s, arns, id, fn, e.EventSourceArn, *e); err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := p.gatewayRoutes(s, arns); err != nil {
 		return err
 	}
 	for _, typ := range []string{TypeSchedule, TypeEventsRule} {
-		ids, err := p.sortedIDs(typ)
-		if err != nil {
+		if err := eachResource(p, typ, func(id string, e *scheduleProps) error {
+			p.schedule(s, arns, id, e)
+			return nil
+		}); err != nil {
 			return err
-		}
-		for _, id := range ids {
-			props, err := p.resolved(id)
-			if err != nil {
-				return err
-			}
-			var e struct {
-				ScheduleExpression string
-				State              string
-				Target             *struct{ Arn, Input string }
-				Targets            []struct{ Arn, Input string }
-			}
-			if err := decode(props, &e); err != nil {
-				return fmt.Errorf("%s: %w", id, err)
-			}
-			targets := e.Targets
-			if e.Target != nil {
-				targets = append(targets, *e.Target)
-			}
-			for _, t := range targets {
-				fn, ok := arns[t.Arn]
-				if !ok || p.typeOf(fn) != TypeFunction || e.ScheduleExpression == "" {
-					continue // not a schedule of one of these functions
-				}
-				s.Schedules = append(s.Schedules, &Schedule{Name: id, Function: fn, Expression: e.ScheduleExpression,
-					Input: t.Input, Enabled: e.State != "DISABLED"})
-			}
 		}
 	}
 	return nil
 }
 
+// scheduleProps is the part of AWS::Scheduler::Schedule's and
+// AWS::Events::Rule's properties the emulator plays (the first has Target,
+// the second Targets).
+type scheduleProps struct {
+	ScheduleExpression string
+	State              string
+	Target             *struct{ Arn, Input string }
+	Targets            []struct{ Arn, Input string }
+}
+
+// schedule adds one Schedule for each of e's targets that is a function of
+// this template; a rule that only matches events is no schedule.
+func (p *parser) schedule(s *Stack, arns map[string]string, id string, e *scheduleProps) {
+	targets := e.Targets
+	if e.Target != nil {
+		targets = append(targets, *e.Target)
+	}
+	for _, t := range targets {
+		fn, ok := arns[t.Arn]
+		if !ok || p.typeOf(fn) != TypeFunction || e.ScheduleExpression == "" {
+			continue // not a schedule of one of these functions
+		}
+		s.Schedules = append(s.Schedules, &Schedule{Name: id, Function: fn, Expression: e.ScheduleExpression,
+			Input: t.Input, Enabled: e.State != "DISABLED"})
+	}
+}
+
 // gatewayRoutes reads AWS::ApiGatewayV2::Route resources whose target is an
 // AWS_PROXY integration of one of the template's functions.
 func (p *parser) gatewayRoutes(s *Stack, arns map[string]string) error {
-	routes, err := p.sortedIDs(TypeGatewayRoute)
-	if err != nil {
-		return err
-	}
 	integrations, err := p.sortedIDs(TypeGatewayIntegration)
 	if err != nil {
 		return err
 	}
-	for _, id := range routes {
-		props, err := p.resolved(id)
-		if err != nil {
-			return err
-		}
-		var r struct {
-			ApiId             string
-			RouteKey          string
-			AuthorizationType string
-			Target            string
-		}
-		if err := decode(props, &r); err != nil {
-			return fmt.Errorf("%s: %w", id, err)
-		}
+	return eachResource(p, TypeGatewayRoute, func(id string, r *routeProps) error {
 		target := strings.TrimPrefix(r.Target, "integrations/")
 		var integ string
 		for _, iid := range integrations {
@@ -786,17 +747,9 @@ func (p *parser) gatewayRoutes(s *Stack, arns map[string]string) error {
 		if integ == "" {
 			return fmt.Errorf("%s: target %q is not an integration of this template", id, r.Target)
 		}
-		iprops, err := p.resolved(integ)
-		if err != nil {
+		var in integrationProps
+		if err := p.decodeResolved(integ, &in); err != nil {
 			return err
-		}
-		var in struct {
-			IntegrationType string
-			IntegrationUri  string
-			TimeoutInMillis Int
-		}
-		if err := decode(iprops, &in); err != nil {
-			return fmt.Errorf("%s: %w", integ, err)
 		}
 		fn := ""
 		for arn, rid := range arns {
@@ -825,6 +778,55 @@ func (p *parser) gatewayRoutes(s *Stack, arns map[string]string) error {
 			route.Timeout = time.Duration(in.TimeoutInMillis.V) * time.Millisecond
 		}
 		s.Routes = append(s.Routes, route)
+		return nil
+	})
+}
+
+// routeProps and integrationProps are the parts of AWS::ApiGatewayV2::Route's
+// and ::Integration's properties the emulator plays.
+type (
+	routeProps struct {
+		ApiId             string
+		RouteKey          string
+		AuthorizationType string
+		Target            string
+	}
+	integrationProps struct {
+		IntegrationType string
+		IntegrationUri  string
+		TimeoutInMillis Int
+	}
+)
+
+// eachResource decodes the resolved properties of every resource of type typ,
+// in logical-id order, into a new T and hands them to fn, stopping at the
+// first error.
+func eachResource[T any](p *parser, typ string, fn func(id string, props *T) error) error {
+	ids, err := p.sortedIDs(typ)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		v := new(T)
+		if err := p.decodeResolved(id, v); err != nil {
+			return err
+		}
+		if err := fn(id, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeResolved evaluates resource id's properties and decodes them into
+// into; a decoding error names the resource.
+func (p *parser) decodeResolved(id string, into any) error {
+	props, err := p.resolved(id)
+	if err != nil {
+		return err
+	}
+	if err := decode(props, into); err != nil {
+		return fmt.Errorf("%s: %w", id, err)
 	}
 	return nil
 }
