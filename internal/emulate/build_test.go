@@ -12,6 +12,7 @@ import (
 // build, and a caller whose context has ended does not fail the others
 // waiting for the same package.
 func TestBuilderSharesBuilds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a function; skipped with -short")
 	}
