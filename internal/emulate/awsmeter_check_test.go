@@ -23,6 +23,7 @@ import (
 // their items (two units per KB, index entries included), bills a failed
 // conditional write as AWS does, and tells empty receives apart.
 func TestAWSMeter(t *testing.T) {
+	t.Parallel()
 	ddbURL, sqsURL := testenv.DynamoDBEndpoint(t), testenv.SQSEndpoint(t)
 	prefix := "meter" + container.NewID()[14:] + "-"
 	m := newAWSMeter(t, ddbURL, sqsURL, prefix)

@@ -2,11 +2,15 @@ package emulate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -162,8 +166,15 @@ func isMainPackage(dir string) bool {
 // tags). One Builder may serve several emulated stacks, and builds of
 // different packages may run at once; callers asking for a package being
 // built wait for that build.
+//
+// Each bootstrap is also kept between runs under kept (keptDir): a build
+// starts from the kept one, and go build links again only when what the
+// bootstrap is built from changed (it compares the build ID the file
+// carries), so an unchanged function costs no link, the most of a warm
+// build.
 type Builder struct {
 	dir   string
+	kept  string // "" keeps nothing
 	mu    sync.Mutex
 	n     int // builds started: each writes to a directory of its own
 	built map[Package]*buildCall
@@ -205,11 +216,7 @@ func (b *Builder) build(ctx context.Context, pkg Package) (string, error) {
 	b.n++
 	b.mu.Unlock()
 
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-tags", pkg.Tags, "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
-	cmd.Dir = pkg.Dir
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
-	if o, err := cmd.CombinedOutput(); err != nil {
-		c.err = fmt.Errorf("building %s: %w\n%s", pkg.Dir, err, o)
+	if c.err = b.goBuild(ctx, pkg, out); c.err != nil {
 		c.cancelled = ctx.Err() != nil
 		b.mu.Lock()
 		delete(b.built, pkg) // a later caller tries again, as before
@@ -221,5 +228,69 @@ func (b *Builder) build(ctx context.Context, pkg Package) (string, error) {
 	return c.path, c.err
 }
 
-// NewBuilder returns a Builder that writes its bootstraps under dir.
-func NewBuilder(dir string) *Builder { return &Builder{dir: dir} }
+// goBuild builds pkg into out, starting from its kept bootstrap, and keeps
+// the result. Keeping is best effort: without it the build is whole.
+func (b *Builder) goBuild(ctx context.Context, pkg Package, out string) error {
+	kept := b.keptPath(pkg)
+	if kept != "" {
+		_ = copyFile(kept, out)
+	}
+	cmd := exec.CommandContext(ctx, goTool(), "build", "-tags", pkg.Tags, "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
+	cmd.Dir = pkg.Dir
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s: %w\n%s", pkg.Dir, err, o)
+	}
+	if kept != "" {
+		// Another run may keep the same package at once: each writes a
+		// file of its own and renames it into place.
+		tmp := kept + ".tmp-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(filepath.Dir(out))
+		if err := copyFile(out, tmp); err == nil {
+			_ = os.Rename(tmp, kept)
+		}
+		_ = os.Remove(tmp) // left only when the copy or the rename failed
+	}
+	return nil
+}
+
+// keptPath is where pkg's bootstrap is kept between runs ("" without
+// keeping): by package directory, tags and architecture.
+func (b *Builder) keptPath(pkg Package) string {
+	if b.kept == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(pkg.Dir + "\x00" + pkg.Tags + "\x00" + runtime.GOARCH))
+	dir := filepath.Join(b.kept, filepath.Base(pkg.Dir)+"-"+hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "bootstrap")
+}
+
+// copyFile copies the file src to dst (made executable).
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	w, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, in); err != nil {
+		_ = w.Close()
+		return fmt.Errorf("copying %s: %w", src, err)
+	}
+	return w.Close()
+}
+
+// keptDir is where bootstraps are kept between runs: under CacheRoot.
+func keptDir() string { return filepath.Join(CacheRoot(), "functions") }
+
+// NewBuilder returns a Builder that writes its bootstraps under dir and
+// keeps them between runs under keptDir.
+func NewBuilder(dir string) *Builder { return &Builder{dir: dir, kept: keptDir()} }

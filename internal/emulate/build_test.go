@@ -1,6 +1,7 @@
 package emulate
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 // build, and a caller whose context has ended does not fail the others
 // waiting for the same package.
 func TestBuilderSharesBuilds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a function; skipped with -short")
 	}
@@ -52,5 +54,65 @@ func TestBuilderSharesBuilds(t *testing.T) {
 	again, err := b.build(t.Context(), pkg)
 	if err != nil || again != paths[0] {
 		t.Errorf("asked again: %s, %v; want %s", again, err, paths[0])
+	}
+}
+
+// TestBuilderKeepsBootstraps: a bootstrap is kept between Builders (runs),
+// and a later build starts from it: it is used as it is while it is what
+// go build would make (no link), and rebuilt when it is not.
+func TestBuilderKeepsBootstraps(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds a function; skipped with -short")
+	}
+	dir, err := filepath.Abs("testdata/sleeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := Package{Dir: dir, Tags: DefaultTags}
+	kept := t.TempDir()
+	build := func() []byte {
+		t.Helper()
+		path, err := (&Builder{dir: t.TempDir(), kept: kept}).build(t.Context(), pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k, err := os.ReadFile((&Builder{kept: kept}).keptPath(pkg)); err != nil || !bytes.Equal(k, b) {
+			t.Fatalf("the kept bootstrap (%v) is not the one built", err)
+		}
+		return b
+	}
+	keptPath := (&Builder{kept: kept}).keptPath(pkg)
+	first := build()
+
+	// Bytes after the end of the file change nothing go build reads (the
+	// build ID is near its start): they show which file a build gave.
+	marker := []byte("kept by TestBuilderKeepsBootstraps")
+	if err := os.WriteFile(keptPath, append(first, marker...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if again := build(); !bytes.HasSuffix(again, marker) {
+		t.Error("a build of an unchanged package did not start from its kept bootstrap")
+	}
+
+	// Another program in its place (this test binary: another build ID)
+	// is not what go build would make: it is rebuilt.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keptPath, append(other, marker...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt := build(); bytes.HasSuffix(rebuilt, marker) || !bytes.Equal(rebuilt, first) {
+		t.Errorf("a kept bootstrap of another program was used (%d bytes; the package's is %d)", len(rebuilt), len(first))
 	}
 }

@@ -84,7 +84,14 @@ type emuChaos struct {
 // faults stop and the stack settles: no accepted request lost, no FSM
 // violation, no orphan or duplicate container, the admission counter
 // exact, the dead-letter queues explained, no 5xx but honest ones.
+//
+// It runs beside the other stack tests (t.Parallel): every fault it
+// injects is its own stack's (its proxies in front of DynamoDB, SQS and
+// the engine, its own functions' processes, its own scope's containers),
+// and what it asserts does not depend on how fast the machine is: the
+// settling bound (settleWithin) is minutes where runs settle in seconds.
 func TestEmulateChaos(t *testing.T) {
+	t.Parallel()
 	plan := emuChaosPlanFromEnv(t)
 	t.Logf("chaos seed %d (replay: %s=%d), %d operations, %d function kills, %d tampers, DynamoDB faults on %.0f%% of requests "+
 		"(%d storms of %s at %.0f%%), %d engine outages of %s, "+

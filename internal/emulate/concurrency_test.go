@@ -12,6 +12,7 @@ import (
 // when there is one, else the queue mapping's MaximumConcurrency (AWS's
 // floor of 2 included), within DefaultConcurrency instances.
 func TestCreateConcurrencyFromTemplate(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name              string
 		params            map[string]string

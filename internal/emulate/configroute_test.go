@@ -130,6 +130,7 @@ var stackOwned = map[string][]string{
 // gets only what its own environment says. (The CDK app gives the same
 // environment and policies: infra's parity test, with a parameter.)
 func TestConfigReachesEveryFunction(t *testing.T) {
+	t.Parallel()
 	const region, stackName = "eu-west-1", "route"
 	path := filepath.Join(t.TempDir(), "config.yml")
 	if err := os.WriteFile(path, []byte(routeDoc), 0o600); err != nil {

@@ -112,6 +112,7 @@ func (st *stack) deliveryLogLines(msg string) map[string][]string {
 // lifecycle worker's: with more requests held than the lifecycle worker
 // has instances, a stop and a start still complete (generous bounds).
 func TestEmulatedDeliveries(t *testing.T) {
+	t.Parallel()
 	st := start(t, setup{webhooks: map[string]any{"allowed_networks": []any{"127.0.0.0/8"}}})
 	// A container that ends on SIGTERM, so that a stop takes no grace period.
 	st.putTemplate("trapper", []string{"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"})

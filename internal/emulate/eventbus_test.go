@@ -23,6 +23,7 @@ import (
 // EventBridge at AWS_ENDPOINT_URL_EVENTBRIDGE, which takes an event from
 // the notify function only, as the template's policies say.
 func TestEmulatedEventBus(t *testing.T) {
+	t.Parallel()
 	const region, stackName = "eu-west-1", "bus"
 	path := filepath.Join(t.TempDir(), "config.yml")
 	if err := os.WriteFile(path, []byte("container:\n  max_attempts: 3\n"), 0o600); err != nil {

@@ -15,6 +15,7 @@ import (
 // /healthz included, is the JWT authorizer's, which answers 401 before any
 // function runs; a container's logs go to the LogsFunction.
 func TestFrontDoorFollowsTemplateAuthorizers(t *testing.T) {
+	t.Parallel()
 	stack, err := samtemplate.Load("../../template.yaml", samtemplate.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -64,6 +64,14 @@ func builder(t testing.TB) *emulate.Builder {
 	return builds
 }
 
+// TestMain runs the package's tests. Every test calls t.Parallel but those
+// that bound how late something happens or is noticed (TestExitNoticed,
+// the watcher tests, TestFunctionUnderRIE's timeout) and
+// those too short to matter: go test runs the sequential ones first, one
+// at a time, so that no other test's load is in what they measure, then
+// the parallel ones side by side (-parallel, GOMAXPROCS by default), where
+// one test's waits on queues, schedules and timeouts leave the CPU to the
+// others.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if buildsDir != "" {
@@ -141,10 +149,8 @@ type stack struct {
 // Stacks share nothing but the builds: each has its own name (so its own
 // tables, queues and Docker or Kubernetes scope), listens on a port the
 // kernel picks and counts only its own processes and containers, so the
-// tests that drive one may run side by side (t.Parallel); most of their
-// time is spent waiting on queues, schedules and timeouts. Those that bound
-// how late something is noticed (TestExitNoticed, the watcher tests) and
-// TestEmulateChaos stay sequential: they run first, alone in this package.
+// tests that drive one may run side by side (t.Parallel, see TestMain);
+// most of their time is spent waiting on queues, schedules and timeouts.
 func start(t testing.TB, s setup) *stack {
 	t.Helper()
 	if testing.Short() {

@@ -12,6 +12,7 @@ import (
 // the reconciler as EventBridge Scheduler sends it: the target's Input with
 // the context attributes filled in, not an EventBridge event.
 func TestScheduleInputFromTemplate(t *testing.T) {
+	t.Parallel()
 	stack, err := samtemplate.Load("../../template.yaml", samtemplate.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +52,7 @@ func TestScheduleInputFromTemplate(t *testing.T) {
 // once and --schedule-every leaves it alone), and its invocations are
 // longer than its period; the reconciler is not.
 func TestWatcherRunsAlways(t *testing.T) {
+	t.Parallel()
 	stack, err := samtemplate.Load("../../template.yaml", samtemplate.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -28,11 +28,26 @@ func (st *stack) ended(id string, within time.Duration) (map[string]any, time.Ti
 	return in, time.Now()
 }
 
-// TestWatcherExitNoticed: with the reconciler's schedule off, a container
-// that exits by itself and one removed outside berth are each reported by
-// the API within noticeBound: the watcher's streams carried them.
-func TestWatcherExitNoticed(t *testing.T) {
-	st := start(t, setup{watcher: true, schedules: noReconciler})
+// TestWatcher runs watcherExitNoticed, then watcherKilledMidInvocation, on
+// one stack with the reconciler's schedule off and the watcher's at
+// watcherPeriod: a stack's start is the most of what each costs, and both
+// stay sequential (they bound how late an exit is noticed). The first
+// leaves the stack as the second needs it: its containers have ended and
+// every watcher instance is still running.
+func TestWatcher(t *testing.T) {
+	st := start(t, setup{watcher: true, schedules: map[string]time.Duration{"ReconcilerFunction": -1, "WatcherFunction": watcherPeriod}})
+	watcherExitNoticed(t, st)
+	watcherKilledMidInvocation(t, st)
+}
+
+// watcherPeriod is TestWatcher's watcher schedule: short, so that the tick
+// after watcherKilledMidInvocation's kill comes soon.
+const watcherPeriod = 10 * time.Second
+
+// watcherExitNoticed: with the reconciler's schedule off, a container that
+// exits by itself and one removed outside berth are each reported by the
+// API within noticeBound: the watcher's streams carried them.
+func watcherExitNoticed(t *testing.T, st *stack) {
 	st.putTemplate("exits", []string{"sh", "-c", "sleep 2; exit 3"})
 
 	id := st.create(aliceToken, "exits", "")
@@ -69,14 +84,13 @@ func TestWatcherExitNoticed(t *testing.T) {
 	}
 }
 
-// TestWatcherKilledMidInvocation: every watcher instance is killed while it
+// watcherKilledMidInvocation: every watcher instance is killed while it
 // watches; the container then exits with nothing watching, and the next
 // tick's invocation (the reconciler's schedule is off) replays the engine's
-// events since before the gap and records the exit within one period of
-// its tick.
-func TestWatcherKilledMidInvocation(t *testing.T) {
-	const period = 10 * time.Second
-	st := start(t, setup{watcher: true, schedules: map[string]time.Duration{"ReconcilerFunction": -1, "WatcherFunction": period}})
+// events since before the gap and records the exit within one period
+// (watcherPeriod) of its tick.
+func watcherKilledMidInvocation(t *testing.T, st *stack) {
+	const period = watcherPeriod
 	id := st.create(aliceToken, "busybox", "")
 	st.wait(aliceToken, id, "running", time.Minute)
 	before := st.functionPIDs("WatcherFunction")
