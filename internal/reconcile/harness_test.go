@@ -58,8 +58,6 @@ func newRig(t *testing.T, s store.Store, down ...string) *rig {
 	for _, d := range down {
 		hosts = append(hosts, config.DockerHost{Name: d, Endpoint: "unix:///run/berth-test/no-such-engine-" + scope + ".sock"})
 	}
-	logs := &testenv.SyncBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	rt, err := docker.New(config.Docker{Hosts: hosts}, docker.Options{Scope: scope, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +78,24 @@ func newRig(t *testing.T, s store.Store, down ...string) *rig {
 			}
 		}
 		rt.Close()
+	})
+	return rigOn(t, s, rt, scope, image)
+}
+
+// sharing returns a rig over store s on r's runtime: it sees, and its
+// reconciler compares s with, the same containers as r.
+func (r *rig) sharing(t *testing.T, s store.Store) *rig {
+	t.Helper()
+	return rigOn(t, s, r.rt, r.scope, r.image)
+}
+
+// rigOn makes the rig of store s over runtime rt (of scope): the manager on
+// s with the test templates, and the reconciler's logs, shown if t fails.
+func rigOn(t *testing.T, s store.Store, rt *docker.Runtime, scope, image string) *rig {
+	t.Helper()
+	logs := &testenv.SyncBuffer{}
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("reconciler logs:\n%s", logs.String())
 		}
@@ -117,6 +133,12 @@ func (r *rig) reconciler(opts ...func(*reconcile.Options)) *reconcile.Reconciler
 	o := reconcile.Options{
 		Manager: r.m, Store: r.store, Runtimes: []runtime.Runtime{r.rt}, Scope: r.scope, Clock: r.clock,
 		Logger: slog.New(slog.NewJSONHandler(r.logs, nil)),
+		// The sleeper's process is PID 1 and ignores SIGTERM, so a pass
+		// that stops a failed instance's container waits out the whole
+		// grace before the SIGKILL: the default (10 s) was most of the
+		// terminal tests' time. 1 s (the engine's smallest, as the worker
+		// tests use) still goes through SIGTERM, grace, SIGKILL.
+		StopGrace: time.Second,
 	}
 	for _, f := range opts {
 		f(&o)
