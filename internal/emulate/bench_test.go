@@ -96,9 +96,10 @@ func startServe(b *testing.B) *stack {
 	b.Helper()
 	dockerHost := testenv.DockerHost(b)
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "berth")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/berth").CombinedOutput(); err != nil {
-		b.Fatalf("build berth: %v\n%s", err, out)
+	builder(b)
+	bin, err := buildMain("../../cmd/berth")
+	if err != nil {
+		b.Fatalf("build berth: %v", err)
 	}
 	st := &stack{t: b, name: "serve", logs: &testenv.SyncBuffer{}}
 	cfg := "docker:\n  scope: bench-serve\n  hosts:\n    - {name: local, endpoint: " + dockerHost + ", network_mode: none}\n" +

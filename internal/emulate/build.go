@@ -190,6 +190,12 @@ type buildCall struct {
 	cancelled bool
 }
 
+// Build returns the path of pkg's binary, built as a bootstrap is (static,
+// trimmed, for this machine's architecture, with pkg.Tags): the same build
+// and the same keeping for any main package, such as the berth CLI a test
+// runs next to a stack.
+func (b *Builder) Build(ctx context.Context, pkg Package) (string, error) { return b.build(ctx, pkg) }
+
 func (b *Builder) build(ctx context.Context, pkg Package) (string, error) {
 	for {
 		b.mu.Lock()

@@ -2,7 +2,7 @@ package emulate_test
 
 import (
 	"bytes"
-	"fmt"
+	"context"
 	"io"
 	"log"
 	"net/http"
@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/berth-io/berth/internal/emulate"
 )
 
 var (
@@ -44,11 +46,20 @@ func berthCLIAhead(t *testing.T) {
 	go berthBinOnce.Do(buildBerthCLI)
 }
 
+// buildBerthCLI builds cmd/berth through the stacks' Builder, so that a
+// CLI unchanged since the last run is not linked again.
 func buildBerthCLI() {
-	berthBin = filepath.Join(buildsDir, "berth-cli")
-	if out, err := exec.Command("go", "build", "-o", berthBin, "../../cmd/berth").CombinedOutput(); err != nil {
-		berthBinErr = fmt.Errorf("%w\n%s", err, out)
+	berthBin, berthBinErr = buildMain("../../cmd/berth")
+}
+
+// buildMain builds the main package in dir (relative to this package)
+// through the shared Builder.
+func buildMain(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
 	}
+	return builds.Build(context.Background(), emulate.Package{Dir: abs})
 }
 
 // logsPolls is a proxy in front of the stack's front door that records
