@@ -260,17 +260,51 @@ func (b *Builder) goBuild(ctx context.Context, pkg Package, out string) error {
 }
 
 // keptPath is where pkg's bootstrap is kept between runs ("" without
-// keeping): by package directory, tags and architecture.
+// keeping): by the package's place in its module (modulePlace), tags and
+// architecture.
 func (b *Builder) keptPath(pkg Package) string {
 	if b.kept == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(pkg.Dir + "\x00" + pkg.Tags + "\x00" + runtime.GOARCH))
+	sum := sha256.Sum256([]byte(modulePlace(pkg.Dir) + "\x00" + pkg.Tags + "\x00" + runtime.GOARCH))
 	dir := filepath.Join(b.kept, filepath.Base(pkg.Dir)+"-"+hex.EncodeToString(sum[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ""
 	}
 	return filepath.Join(dir, "bootstrap")
+}
+
+// modulePlace names the package in dir by its module's path and its
+// directory inside the module, not by the checkout it is in, so that
+// another checkout of the tree (a fresh clone in CI, a worktree) starts
+// from what an earlier one kept: go build links again wherever the code
+// differs (-trimpath keeps the checkout's directory out of the binary and
+// its build ID). Outside a module, dir itself.
+func modulePlace(dir string) string {
+	for root := dir; ; {
+		if b, err := os.ReadFile(filepath.Join(root, "go.mod")); err == nil {
+			rel, err := filepath.Rel(root, dir)
+			if err != nil {
+				return dir
+			}
+			return moduleLine(b) + "/" + filepath.ToSlash(rel)
+		}
+		up := filepath.Dir(root)
+		if up == root {
+			return dir
+		}
+		root = up
+	}
+}
+
+// moduleLine is the module path a go.mod declares ("" if none).
+func moduleLine(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
 }
 
 // copyFile copies the file src to dst (made executable).

@@ -116,3 +116,25 @@ func TestBuilderKeepsBootstraps(t *testing.T) {
 		t.Errorf("a kept bootstrap of another program was used (%d bytes; the package's is %d)", len(rebuilt), len(first))
 	}
 }
+
+// TestModulePlace: a package is named by its module and its place in it,
+// the same from two checkouts of the tree.
+func TestModulePlace(t *testing.T) {
+	t.Parallel()
+	a, b := t.TempDir(), t.TempDir()
+	for _, root := range []string{a, b} {
+		if err := os.MkdirAll(filepath.Join(root, "functions", "worker"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("// berth\nmodule example.com/berth\n\ngo 1.26\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, other := modulePlace(filepath.Join(a, "functions", "worker")), modulePlace(filepath.Join(b, "functions", "worker"))
+	if got != "example.com/berth/functions/worker" || other != got {
+		t.Errorf("modulePlace: %q and %q, want example.com/berth/functions/worker for both", got, other)
+	}
+	if got := modulePlace(a); got != "example.com/berth/." {
+		t.Errorf("modulePlace of the module's root: %q", got)
+	}
+}
