@@ -23,11 +23,6 @@ SHELL := bash
 
 GO ?= go
 PKGS ?= ./...
-# go test starts the packages it is given in that order, -p (GOMAXPROCS: 2 here) at a time. For the
-# whole tree the longest start first, so that the suite does not end with one long package started
-# last while the other slot idles (the order of the rest is go's; ./... lists none twice).
-SLOW_PKGS := ./internal/emulate ./internal/reconcile ./cmd/berth ./internal/worker ./internal/runtime/docker
-TEST_PKGS = $(if $(filter ./...,$(PKGS)),$(SLOW_PKGS) $(PKGS),$(PKGS))
 # Extra flags for `go test`, e.g. GOTESTFLAGS='-run TestX -v'.
 GOTESTFLAGS ?=
 # The race detector is on wherever cgo has a C compiler (`make test RACE=` turns it off). Measured on
@@ -86,7 +81,7 @@ endef
 $(foreach f,$(SAM_FUNCTIONS),$(eval $(call sam_build_target,$(word 1,$(subst :, ,$(f))),$(word 2,$(subst :, ,$(f))))))
 
 test:
-	$(SERVICES) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(RACE) $(GOTESTFLAGS) $(TEST_PKGS)
+	$(SERVICES) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(RACE) $(GOTESTFLAGS) $(PKGS)
 	$(if $(INFRA),$(MAKE) --no-print-directory test-infra)
 
 # No -race: the tests drive jsii from one goroutine, and the race build of the CDK bindings
