@@ -14,14 +14,7 @@ import (
 // waiting for the same package.
 func TestBuilderSharesBuilds(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds a function; skipped with -short")
-	}
-	dir, err := filepath.Abs("testdata/sleeper")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg := Package{Dir: dir, Tags: DefaultTags}
+	pkg := sleeperPackage(t)
 	out := t.TempDir()
 	b := NewBuilder(out)
 	gone, cancel := context.WithCancel(context.Background())
@@ -62,14 +55,7 @@ func TestBuilderSharesBuilds(t *testing.T) {
 // go build would make (no link), and rebuilt when it is not.
 func TestBuilderKeepsBootstraps(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds a function; skipped with -short")
-	}
-	dir, err := filepath.Abs("testdata/sleeper")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg := Package{Dir: dir, Tags: DefaultTags}
+	pkg := sleeperPackage(t)
 	kept := t.TempDir()
 	build := func() []byte {
 		t.Helper()
@@ -137,4 +123,18 @@ func TestModulePlace(t *testing.T) {
 	if got := modulePlace(a); got != "example.com/berth/." {
 		t.Errorf("modulePlace of the module's root: %q", got)
 	}
+}
+
+// sleeperPackage is testdata/sleeper as a function package; tests that
+// build it skip with -short.
+func sleeperPackage(t *testing.T) Package {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a function; skipped with -short")
+	}
+	dir, err := filepath.Abs("testdata/sleeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Package{Dir: dir, Tags: DefaultTags}
 }
