@@ -34,7 +34,7 @@ func (r *Runtime) List(ctx context.Context) ([]runtime.State, error) {
 	var wg sync.WaitGroup
 	for i, cl := range r.clusters {
 		wg.Go(func() {
-			pods, err := r.listPods(ctx, cl, "")
+			pods, err := r.listPods(ctx, cl, "", false)
 			if err != nil {
 				errs[i] = err
 				return
@@ -53,16 +53,23 @@ func (r *Runtime) List(ctx context.Context) ([]runtime.State, error) {
 }
 
 // listPods lists berth's Pods of this scope in cl's namespace, or only
-// instanceID's when it is not empty. The list is served from the API
-// server's watch cache (resourceVersion "0"): as fresh as any watch,
-// without a quorum read of etcd.
-func (r *Runtime) listPods(ctx context.Context, cl *cluster, instanceID string) ([]corev1.Pod, error) {
+// instanceID's when it is not empty. By default the list is served from
+// the API server's watch cache (resourceVersion "0"): as fresh as any
+// watch, without a quorum read of etcd, which is what a reconcile pass or
+// a lookup of one instance's Pod needs. consistent asks for a list that
+// includes every write made before it (resourceVersion unset), for a
+// count that must see the Pod a create has just made.
+func (r *Runtime) listPods(ctx context.Context, cl *cluster, instanceID string, consistent bool) ([]corev1.Pod, error) {
 	cs, err := cl.client(ctx)
 	if err != nil {
 		return nil, runtime.NewError(runtime.ErrUnavailable, "list", "", cl.cfg.Name, err)
 	}
+	rv := "0"
+	if consistent {
+		rv = ""
+	}
 	res, err := cs.CoreV1().Pods(cl.cfg.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: r.selector(instanceID).String(), ResourceVersion: "0",
+		LabelSelector: r.selector(instanceID).String(), ResourceVersion: rv,
 	})
 	if err != nil {
 		return nil, classify(err, "list", "", cl.cfg.Name)

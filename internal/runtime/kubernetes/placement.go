@@ -30,10 +30,18 @@ func (r *Runtime) newPlacer() *clusterPlacer {
 }
 
 // load counts berth's active Pods (of this scope) in cl and finds inst's;
-// without count, it looks up inst's Pod only (runtime.Choose). While a
-// Watch of the cluster runs and its informer is usable, it reads the
-// informer's copy (no API call); otherwise it lists the cluster, which
-// also finds out a cluster that does not answer.
+// without count, it looks up inst's Pod only (runtime.Choose).
+//
+// A count lists the cluster consistently: it must include the Pod a create
+// made just before (its reservation is released once Create returns), or
+// a cluster at its capacity would take one more. A watch-fed copy, the
+// informer's or the API server's watch cache, may not have it yet.
+//
+// A lookup of inst's Pod alone reads the informer's copy while a Watch of
+// the cluster runs and it is usable (no API call: the create's path on one
+// cluster without capacity); otherwise it lists, which also finds out a
+// cluster that does not answer. A copy that lags only misses an earlier
+// attempt's Pod, which the create's POST then finds by its name.
 func (r *Runtime) load(ctx context.Context, cl *cluster, instanceID string, count bool) runtime.Load[corev1.Pod] {
 	only := ""
 	if !count {
@@ -41,10 +49,10 @@ func (r *Runtime) load(ctx context.Context, cl *cluster, instanceID string, coun
 	}
 	var pods []corev1.Pod
 	var err error
-	if pc := cl.pods.Load(); pc != nil && pc.usable() {
+	if pc := cl.pods.Load(); !count && pc != nil && pc.usable() {
 		pods = pc.pods(only)
 	} else {
-		pods, err = r.listPods(ctx, cl, only)
+		pods, err = r.listPods(ctx, cl, only, count)
 	}
 	if err != nil {
 		return runtime.Load[corev1.Pod]{Err: err}
