@@ -36,6 +36,10 @@ type Observation struct {
 	// (runtime.State.Endpoints); nil when the observer does not know them
 	// (a runtime event), which leaves those recorded as they are.
 	Endpoints []container.Endpoint
+	// Current marks what a worker saw after its own create or start call
+	// returned: the container as it is now, never a late report of an
+	// earlier run (which an event stream or a listing may deliver).
+	Current bool
 }
 
 // Applied says what OnEvent did with an observation.
@@ -189,7 +193,16 @@ func superseded(inst container.Instance, ob Observation) bool {
 		// in the runtime's clock, which may be coarse: Kubernetes gives
 		// whole seconds, so a start just after the last exit can read up
 		// to a second before it.
-		return inst.FinishedAt != nil && ob.At.Add(clockGrain(ob.At)).Before(*inst.FinishedAt)
+		if inst.FinishedAt != nil && ob.At.Add(clockGrain(ob.At)).Before(*inst.FinishedAt) {
+			return true
+		}
+		// Nor is a report of the run already recorded when the start was
+		// asked, whose exit berth has not seen yet: taken for the new start,
+		// it would make the instance running (and stoppable) before the
+		// start it waits for has happened. Only the worker that made the
+		// start can say that run is still the one running (a start of a
+		// running container changes nothing).
+		return !ob.Current && inst.StartedAt != nil && !ob.At.After(*inst.StartedAt)
 	case ob.Kind == ObservedExited && inst.Status == fsm.Running:
 		return inst.StartedAt != nil && ob.At.Before(*inst.StartedAt)
 	}

@@ -244,3 +244,63 @@ func TestOnEventSupersededStart(t *testing.T) {
 		apply(len(steps)+1, manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(5 * time.Second)}, manager.AppliedTransition, fsm.Running)
 	})
 }
+
+// A start asked of a running instance (running → start_pending → starting)
+// whose container has in fact ended, its exit not seen yet: a late report
+// of the run already recorded is not the start the instance waits for, or
+// it would be running (and stoppable) while the worker's start is still to
+// happen (TestServeChaos once saw that stop's container started after it).
+// The worker's own report after its start call is the present, whatever
+// run it shows; a later start from any observer is the new one.
+func TestOnEventStartAskedWhileRunning(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+		s := b.Open(t, func() time.Time { return t0 })
+		m := manager.New(manager.Options{Store: s, Clock: func() time.Time { return t0 }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "t", Runtime: "docker", Image: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "t"}, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.Instance.ID
+		if _, err := s.Transition(ctx, store.TransitionParams{ID: id, ExpectVersion: res.Instance.Version, From: fsm.Pending, To: fsm.Creating}); err != nil {
+			t.Fatal(err)
+		}
+		run1 := t0.Add(time.Second)
+		toStarting := func() {
+			t.Helper()
+			inst, err := s.GetInstance(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, to := range []fsm.Status{fsm.StartPending, fsm.Starting} {
+				if inst, err = s.Transition(ctx, store.TransitionParams{ID: id, ExpectVersion: inst.Version, From: inst.Status, To: to}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		apply := func(step string, ob manager.Observation, want manager.Applied, then fsm.Status) {
+			t.Helper()
+			applied, err := m.OnEvent(ctx, ob)
+			if err != nil || applied != want {
+				t.Fatalf("%s: %q, %v; want %q", step, applied, err, want)
+			}
+			inst, err := s.GetInstance(ctx, id)
+			if err != nil || inst.Status != then {
+				t.Fatalf("%s: status %s, %v; want %s", step, inst.Status, err, then)
+			}
+		}
+		apply("the create's run", manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: run1}, manager.AppliedTransition, fsm.Running)
+
+		toStarting()
+		apply("the same run, reported late", manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: run1}, manager.AppliedStale, fsm.Starting)
+		apply("the same run's event, a little earlier", manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: run1.Add(-2 * time.Millisecond)}, manager.AppliedStale, fsm.Starting)
+		apply("the worker: still that run (a start of a running container)", manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: run1, Current: true}, manager.AppliedTransition, fsm.Running)
+
+		toStarting()
+		apply("a new run, from the event stream", manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: run1.Add(2 * time.Second)}, manager.AppliedTransition, fsm.Running)
+	})
+}

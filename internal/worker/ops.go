@@ -355,7 +355,7 @@ func (w *Worker) report(ctx context.Context, st runtime.State) error {
 			at = *st.StartedAt
 		}
 		if _, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: at,
-			NodeName: st.Node, RuntimeID: st.RuntimeID, Endpoints: st.Endpoints}); err != nil {
+			NodeName: st.Node, RuntimeID: st.RuntimeID, Endpoints: st.Endpoints, Current: true}); err != nil {
 			return err
 		}
 	}
@@ -365,7 +365,8 @@ func (w *Worker) report(ctx context.Context, st runtime.State) error {
 			at = *st.FinishedAt
 		}
 		_, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedExited, At: at,
-			ExitCode: st.ExitCode, OOMKilled: st.OOMKilled, NodeName: st.Node, RuntimeID: st.RuntimeID, Message: st.Error})
+			ExitCode: st.ExitCode, OOMKilled: st.OOMKilled, NodeName: st.Node, RuntimeID: st.RuntimeID, Message: st.Error,
+			Current: true})
 		return err
 	}
 	return nil
