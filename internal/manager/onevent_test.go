@@ -2,6 +2,7 @@ package manager_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -176,72 +177,99 @@ func TestOnEventStaleObservation(t *testing.T) {
 	})
 }
 
+// observed is one instance, claimed (creating), of a manager whose clock
+// stands at t0, for feeding observations to OnEvent.
+type observed struct {
+	t  *testing.T
+	s  store.Store
+	m  *manager.Manager
+	id string
+	t0 time.Time
+}
+
+func newObserved(t *testing.T, b teststores.Backend, t0 time.Time) *observed {
+	t.Helper()
+	ctx := context.Background()
+	s := b.Open(t, func() time.Time { return t0 })
+	m := manager.New(manager.Options{Store: s, Clock: func() time.Time { return t0 }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "t", Runtime: "docker", Image: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "t"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &observed{t: t, s: s, m: m, id: res.Instance.ID, t0: t0}
+	o.walk(fsm.Creating)
+	return o
+}
+
+// walk moves the instance through statuses with plain store writes (what
+// a user's request and a worker's claim would write).
+func (o *observed) walk(statuses ...fsm.Status) {
+	o.t.Helper()
+	ctx := context.Background()
+	inst, err := o.s.GetInstance(ctx, o.id)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	for _, to := range statuses {
+		if inst, err = o.s.Transition(ctx, store.TransitionParams{ID: o.id, ExpectVersion: inst.Version, From: inst.Status, To: to}); err != nil {
+			o.t.Fatal(err)
+		}
+	}
+}
+
+// apply feeds ob (for this instance) to OnEvent and checks what it did
+// and the status it left.
+func (o *observed) apply(step string, ob manager.Observation, want manager.Applied, then fsm.Status) {
+	o.t.Helper()
+	ctx := context.Background()
+	ob.InstanceID = o.id
+	applied, err := o.m.OnEvent(ctx, ob)
+	if err != nil || applied != want {
+		o.t.Fatalf("%s (%s at +%s): %q, %v; want %q", step, ob.Kind, ob.At.Sub(o.t0), applied, err, want)
+	}
+	inst, err := o.s.GetInstance(ctx, o.id)
+	if err != nil || inst.Status != then {
+		o.t.Fatalf("%s: status %s, %v; want %s", step, inst.Status, err, then)
+	}
+}
+
 // A late "started" report from before the container's own exit must not
 // take a stopped instance back to running (stopped → running is a legal
 // transition, so only the times tell it is stale); a start after the exit
 // (docker start behind berth's back) still does.
 func TestOnEventSupersededStart(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		ctx := context.Background()
 		t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-		s := b.Open(t, func() time.Time { return t0 })
-		m := manager.New(manager.Options{Store: s, Clock: func() time.Time { return t0 }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "t", Runtime: "docker", Image: "x"}); err != nil {
-			t.Fatal(err)
-		}
-		res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "t"}, nil, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := res.Instance.ID
-		if _, err := s.Transition(ctx, store.TransitionParams{ID: id, ExpectVersion: res.Instance.Version, From: fsm.Pending, To: fsm.Creating}); err != nil {
-			t.Fatal(err)
-		}
+		o := newObserved(t, b, t0)
 		zero := 0
 		steps := []struct {
 			ob   manager.Observation
 			want manager.Applied
 			then fsm.Status
 		}{
-			{manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(time.Second)}, manager.AppliedTransition, fsm.Running},
-			{manager.Observation{InstanceID: id, Kind: manager.ObservedExited, ExitCode: &zero, At: t0.Add(3 * time.Second)}, manager.AppliedTransition, fsm.Stopped},
+			{manager.Observation{Kind: manager.ObservedStarted, At: t0.Add(time.Second)}, manager.AppliedTransition, fsm.Running},
+			{manager.Observation{Kind: manager.ObservedExited, ExitCode: &zero, At: t0.Add(3 * time.Second)}, manager.AppliedTransition, fsm.Stopped},
 			// Delivered late: it happened before the exit just applied.
-			{manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(2 * time.Second)}, manager.AppliedStale, fsm.Stopped},
-			{manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(4 * time.Second)}, manager.AppliedTransition, fsm.Running},
+			{manager.Observation{Kind: manager.ObservedStarted, At: t0.Add(2 * time.Second)}, manager.AppliedStale, fsm.Stopped},
+			{manager.Observation{Kind: manager.ObservedStarted, At: t0.Add(4 * time.Second)}, manager.AppliedTransition, fsm.Running},
 			// An exit from before that start is stale as well.
-			{manager.Observation{InstanceID: id, Kind: manager.ObservedExited, ExitCode: &zero, At: t0.Add(3500 * time.Millisecond)}, manager.AppliedStale, fsm.Running},
-			{manager.Observation{InstanceID: id, Kind: manager.ObservedExited, ExitCode: &zero, At: t0.Add(5500 * time.Millisecond)}, manager.AppliedTransition, fsm.Stopped},
-		}
-		apply := func(i int, ob manager.Observation, want manager.Applied, then fsm.Status) {
-			t.Helper()
-			applied, err := m.OnEvent(ctx, ob)
-			if err != nil || applied != want {
-				t.Fatalf("step %d (%s at +%s): %q, %v; want %q", i, ob.Kind, ob.At.Sub(t0), applied, err, want)
-			}
-			inst, err := s.GetInstance(ctx, id)
-			if err != nil || inst.Status != then {
-				t.Fatalf("step %d: status %s, %v; want %s", i, inst.Status, err, then)
-			}
+			{manager.Observation{Kind: manager.ObservedExited, ExitCode: &zero, At: t0.Add(3500 * time.Millisecond)}, manager.AppliedStale, fsm.Running},
+			{manager.Observation{Kind: manager.ObservedExited, ExitCode: &zero, At: t0.Add(5500 * time.Millisecond)}, manager.AppliedTransition, fsm.Stopped},
 		}
 		for i, st := range steps {
-			apply(i, st.ob, st.want, st.then)
+			o.apply(fmt.Sprintf("step %d", i), st.ob, st.want, st.then)
 		}
 
 		// Started again (stopped → start_pending → starting): a late report
 		// of the run that ended at +5.5 s is not the new start, while the new
 		// start in a whole-second clock (Kubernetes: at +5.7 s it reads +5 s)
 		// is.
-		inst, err := s.GetInstance(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, to := range []fsm.Status{fsm.StartPending, fsm.Starting} {
-			if inst, err = s.Transition(ctx, store.TransitionParams{ID: id, ExpectVersion: inst.Version, From: inst.Status, To: to}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		apply(len(steps), manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(4200 * time.Millisecond)}, manager.AppliedStale, fsm.Starting)
-		apply(len(steps)+1, manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: t0.Add(5 * time.Second)}, manager.AppliedTransition, fsm.Running)
+		o.walk(fsm.StartPending, fsm.Starting)
+		o.apply("late report of the run before", manager.Observation{Kind: manager.ObservedStarted, At: t0.Add(4200 * time.Millisecond)}, manager.AppliedStale, fsm.Starting)
+		o.apply("the new start, in whole seconds", manager.Observation{Kind: manager.ObservedStarted, At: t0.Add(5 * time.Second)}, manager.AppliedTransition, fsm.Running)
 	})
 }
 
@@ -254,53 +282,17 @@ func TestOnEventSupersededStart(t *testing.T) {
 // run it shows; a later start from any observer is the new one.
 func TestOnEventStartAskedWhileRunning(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		ctx := context.Background()
 		t0 := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
-		s := b.Open(t, func() time.Time { return t0 })
-		m := manager.New(manager.Options{Store: s, Clock: func() time.Time { return t0 }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if _, _, err := m.PutTemplate(ctx, identity.Caller{User: "root", Admin: true}, container.Template{Name: "t", Runtime: "docker", Image: "x"}); err != nil {
-			t.Fatal(err)
-		}
-		res, err := m.CreateByTemplate(ctx, identity.Caller{User: "alice"}, manager.CreateRequest{Template: "t"}, nil, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := res.Instance.ID
-		if _, err := s.Transition(ctx, store.TransitionParams{ID: id, ExpectVersion: res.Instance.Version, From: fsm.Pending, To: fsm.Creating}); err != nil {
-			t.Fatal(err)
-		}
+		o := newObserved(t, b, t0)
 		run1 := t0.Add(time.Second)
-		toStarting := func() {
-			t.Helper()
-			inst, err := s.GetInstance(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, to := range []fsm.Status{fsm.StartPending, fsm.Starting} {
-				if inst, err = s.Transition(ctx, store.TransitionParams{ID: id, ExpectVersion: inst.Version, From: inst.Status, To: to}); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		apply := func(step string, ob manager.Observation, want manager.Applied, then fsm.Status) {
-			t.Helper()
-			applied, err := m.OnEvent(ctx, ob)
-			if err != nil || applied != want {
-				t.Fatalf("%s: %q, %v; want %q", step, applied, err, want)
-			}
-			inst, err := s.GetInstance(ctx, id)
-			if err != nil || inst.Status != then {
-				t.Fatalf("%s: status %s, %v; want %s", step, inst.Status, err, then)
-			}
-		}
-		apply("the create's run", manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: run1}, manager.AppliedTransition, fsm.Running)
+		o.apply("the create's run", manager.Observation{Kind: manager.ObservedStarted, At: run1}, manager.AppliedTransition, fsm.Running)
 
-		toStarting()
-		apply("the same run, reported late", manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: run1}, manager.AppliedStale, fsm.Starting)
-		apply("the same run's event, a little earlier", manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: run1.Add(-2 * time.Millisecond)}, manager.AppliedStale, fsm.Starting)
-		apply("the worker: still that run (a start of a running container)", manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: run1, Current: true}, manager.AppliedTransition, fsm.Running)
+		o.walk(fsm.StartPending, fsm.Starting)
+		o.apply("the same run, reported late", manager.Observation{Kind: manager.ObservedStarted, At: run1}, manager.AppliedStale, fsm.Starting)
+		o.apply("the same run's event, a little earlier", manager.Observation{Kind: manager.ObservedStarted, At: run1.Add(-2 * time.Millisecond)}, manager.AppliedStale, fsm.Starting)
+		o.apply("the worker: still that run (a start of a running container)", manager.Observation{Kind: manager.ObservedStarted, At: run1, Current: true}, manager.AppliedTransition, fsm.Running)
 
-		toStarting()
-		apply("a new run, from the event stream", manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: run1.Add(2 * time.Second)}, manager.AppliedTransition, fsm.Running)
+		o.walk(fsm.StartPending, fsm.Starting)
+		o.apply("a new run, from the event stream", manager.Observation{Kind: manager.ObservedStarted, At: run1.Add(2 * time.Second)}, manager.AppliedTransition, fsm.Running)
 	})
 }
