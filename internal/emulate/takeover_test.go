@@ -137,6 +137,9 @@ func TestDeploymentTakeover(t *testing.T) {
 			t.Fatalf("interrupted member %s: %q", id, reason)
 		}
 	}
+	// The pass that failed them settles the record after it has failed
+	// every member: read it once that pass has ended.
+	passes.waitPasses(t, 1)
 	gen2 := deployment(t, tables)
 	if gen2.Generation == gen1.Generation || !gen2.Settled {
 		t.Fatalf("the second deployment's record: %+v (the first's: %+v)", gen2, gen1)
