@@ -217,41 +217,25 @@ func authSection(none bool) string {
 		adminToken, aliceToken, bobToken, carolToken)
 }
 
-// start runs `berth serve` and waits until it answers /readyz.
+// start runs `berth serve` and waits until it answers /readyz. An address
+// it picks (e.addr empty) was free when asked, not necessarily when the
+// child binds it: another test's process may take it in between, and then
+// another address is picked, a few times at most.
 func (e *serveEnv) start() {
 	e.t.Helper()
-	if e.addr == "" {
-		e.addr = testenv.FreeAddr(e.t)
-	}
-	args := []string{"--config", e.cfgPath, "--addr", e.addr, "--data", filepath.Join(e.dir, "data")}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), e.env...), childEnv+"="+strings.Join(args, "\x1f"))
-	e.logs = &testenv.SyncBuffer{}
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = e.logs
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.proc = cmd
-	e.exited = make(chan struct{})
-	ready := make(chan string, 1)
-	e.out = &testenv.SyncBuffer{}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			fmt.Fprintln(e.out, sc.Text())
-			if strings.HasPrefix(sc.Text(), "berth serve: API on ") {
-				ready <- sc.Text()
-			}
+	for attempt := 1; ; attempt++ {
+		picked := e.addr == ""
+		if picked {
+			e.addr = testenv.FreeAddr(e.t)
 		}
-	}()
-	go func() { _ = cmd.Wait(); close(e.exited) }()
-	select {
-	case <-ready:
-	case <-e.exited:
-		e.t.Fatalf("berth serve exited at start: %s", e.logs)
-	case <-time.After(60 * time.Second):
-		e.t.Fatalf("berth serve did not start: %s", e.logs)
+		if e.launch() {
+			break
+		}
+		if !picked || attempt == 3 || !strings.Contains(e.logs.String(), "address already in use") {
+			e.t.Fatalf("berth serve exited at start: %s", e.logs)
+		}
+		e.t.Logf("%s was taken before berth serve could listen on it; picking another", e.addr)
+		e.addr = ""
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -267,6 +251,43 @@ func (e *serveEnv) start() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// launch starts the `berth serve` child on e.addr and waits for it to say
+// it listens; false when it exited first (e.logs says why).
+func (e *serveEnv) launch() bool {
+	e.t.Helper()
+	args := []string{"--config", e.cfgPath, "--addr", e.addr, "--data", filepath.Join(e.dir, "data")}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), e.env...), childEnv+"="+strings.Join(args, "\x1f"))
+	e.logs = &testenv.SyncBuffer{}
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = e.logs
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	ready := make(chan string, 1)
+	out := &testenv.SyncBuffer{}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			fmt.Fprintln(out, sc.Text())
+			if strings.HasPrefix(sc.Text(), "berth serve: API on ") {
+				ready <- sc.Text()
+			}
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(exited) }()
+	select {
+	case <-ready:
+	case <-exited:
+		return false
+	case <-time.After(60 * time.Second):
+		e.t.Fatalf("berth serve did not start: %s", e.logs)
+	}
+	e.proc, e.exited, e.out = cmd, exited, out
+	return true
 }
 
 // kill ends the server with SIGKILL: nothing gets to clean up.
