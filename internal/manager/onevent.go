@@ -36,10 +36,13 @@ type Observation struct {
 	// (runtime.State.Endpoints); nil when the observer does not know them
 	// (a runtime event), which leaves those recorded as they are.
 	Endpoints []container.Endpoint
-	// Current marks what a worker saw after its own create or start call
-	// returned: the container as it is now, never a late report of an
-	// earlier run (which an event stream or a listing may deliver).
-	Current bool
+	// ReportOf is the operation whose worker reports what it saw after its
+	// own create or start call returned (empty: any other observer: an event
+	// stream, a listing, the reconciler). While an instance is starting, only
+	// the start's own worker may say that the run already recorded is still
+	// the present one (a start of a running container changes nothing); the
+	// create's worker, late, speaks of the run before the start was asked.
+	ReportOf container.Op
 }
 
 // Applied says what OnEvent did with an observation.
@@ -199,10 +202,13 @@ func superseded(inst container.Instance, ob Observation) bool {
 		// Nor is a report of the run already recorded when the start was
 		// asked, whose exit berth has not seen yet: taken for the new start,
 		// it would make the instance running (and stoppable) before the
-		// start it waits for has happened. Only the worker that made the
-		// start can say that run is still the one running (a start of a
-		// running container changes nothing).
-		return !ob.Current && inst.StartedAt != nil && !ob.At.After(*inst.StartedAt)
+		// start it waits for has happened, and that start would then run
+		// the container under the user's stop. Only the worker carrying out
+		// this start, once it has claimed it, can say that run is still the
+		// one running; any other observer (the create's worker reporting
+		// late among them) must show a run that began after it.
+		ownStart := ob.ReportOf == container.OpStart && inst.Status == fsm.Starting
+		return !ownStart && inst.StartedAt != nil && !ob.At.After(*inst.StartedAt)
 	case ob.Kind == ObservedExited && inst.Status == fsm.Running:
 		return inst.StartedAt != nil && ob.At.Before(*inst.StartedAt)
 	}

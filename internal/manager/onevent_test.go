@@ -290,9 +290,53 @@ func TestOnEventStartAskedWhileRunning(t *testing.T) {
 		o.walk(fsm.StartPending, fsm.Starting)
 		o.apply("the same run, reported late", manager.Observation{Kind: manager.ObservedStarted, At: run1}, manager.AppliedStale, fsm.Starting)
 		o.apply("the same run's event, a little earlier", manager.Observation{Kind: manager.ObservedStarted, At: run1.Add(-2 * time.Millisecond)}, manager.AppliedStale, fsm.Starting)
-		o.apply("the worker: still that run (a start of a running container)", manager.Observation{Kind: manager.ObservedStarted, At: run1, Current: true}, manager.AppliedTransition, fsm.Running)
+		o.apply("the worker: still that run (a start of a running container)", manager.Observation{Kind: manager.ObservedStarted, At: run1, ReportOf: container.OpStart}, manager.AppliedTransition, fsm.Running)
 
 		o.walk(fsm.StartPending, fsm.Starting)
 		o.apply("a new run, from the event stream", manager.Observation{Kind: manager.ObservedStarted, At: run1.Add(2 * time.Second)}, manager.AppliedTransition, fsm.Running)
 	})
 }
+
+// The interleaving of issue #38 (TestServeChaos, seed 1796402028245023635),
+// forced step by step: a container of a template that exits at once is
+// recorded running from the event stream; the user asks a start, which the
+// start worker claims; then the create's worker reports, late, the run it
+// saw, a few milliseconds before the recorded start. That report is of the
+// run before the start was asked: taken for the start, the instance was
+// running and stoppable, and the start worker's real start then ran the
+// container under the user's stop ("runtime reported started while
+// stopping"). Only the start's own worker may complete the start with the
+// recorded run, and only once it has claimed the start.
+func TestOnEventCreateReportDuringStart(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t0 := time.Date(2026, 12, 4, 16, 33, 58, 0, time.UTC)
+		o := newObserved(t, b, t0)
+		exited := chaosBadExit
+		event := t0.Add(533 * time.Millisecond) // the engine's start event
+		run1 := t0.Add(528 * time.Millisecond)  // the container's own StartedAt
+		o.apply("#3 the event stream", manager.Observation{Kind: manager.ObservedStarted, At: event}, manager.AppliedTransition, fsm.Running)
+
+		o.walk(fsm.StartPending)
+		o.apply("an earlier start's worker, before this start is claimed", manager.Observation{Kind: manager.ObservedStarted, At: run1, ReportOf: container.OpStart}, manager.AppliedStale, fsm.StartPending)
+		o.walk(fsm.Starting)
+		steps := []struct {
+			step string
+			ob   manager.Observation
+			want manager.Applied
+			then fsm.Status
+		}{
+			{"#6 the create's worker, late", manager.Observation{Kind: manager.ObservedStarted, At: run1, ReportOf: container.OpCreate}, manager.AppliedStale, fsm.Starting},
+			{"its exit, late too", manager.Observation{Kind: manager.ObservedExited, ExitCode: &exited, At: run1.Add(7 * time.Millisecond), ReportOf: container.OpCreate}, manager.AppliedExpected, fsm.Starting},
+			{"the same run from a listing", manager.Observation{Kind: manager.ObservedStarted, At: run1}, manager.AppliedStale, fsm.Starting},
+			{"the start worker's real start", manager.Observation{Kind: manager.ObservedStarted, At: t0.Add(1617 * time.Millisecond), ReportOf: container.OpStart}, manager.AppliedTransition, fsm.Running},
+			{"the event stream's report of it", manager.Observation{Kind: manager.ObservedStarted, At: t0.Add(1617 * time.Millisecond)}, manager.AppliedNoop, fsm.Running},
+			{"its own exit", manager.Observation{Kind: manager.ObservedExited, ExitCode: &exited, At: t0.Add(1630 * time.Millisecond)}, manager.AppliedTransition, fsm.Failed},
+		}
+		for _, st := range steps {
+			o.apply(st.step, st.ob, st.want, st.then)
+		}
+	})
+}
+
+// chaosBadExit is the exit code of the chaos runs' "bad" template.
+const chaosBadExit = 3

@@ -97,7 +97,7 @@ func (w *Worker) create(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	if err != nil {
 		return w.afterRuntimeError(ctx, log, rt, inst.ID, unstable(rt, ref, err))
 	}
-	if err := w.report(ctx, st); err != nil {
+	if err := w.report(ctx, container.OpCreate, st); err != nil {
 		return err
 	}
 	return w.checkStillWanted(ctx, log, rt, inst.ID)
@@ -149,7 +149,7 @@ func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message
 	if err != nil {
 		return unstable(rt, ref, err)
 	}
-	return w.report(ctx, st)
+	return w.report(ctx, container.OpStart, st)
 }
 
 func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message, mark string) error {
@@ -346,8 +346,10 @@ func (w *Worker) stopUnstable(ctx context.Context, log *slog.Logger, cause error
 
 // report feeds what the runtime shows into the state loop: started, and
 // then exited if it already ended, so a short-lived container goes
-// creating → running → stopped/failed like a long-lived one does.
-func (w *Worker) report(ctx context.Context, st runtime.State) error {
+// creating → running → stopped/failed like a long-lived one does. op is the
+// operation this worker carried out (manager.Observation.ReportOf): only a
+// start's own report may complete that start with the run already recorded.
+func (w *Worker) report(ctx context.Context, op container.Op, st runtime.State) error {
 	id := st.InstanceID
 	if st.Phase == runtime.PhaseRunning || st.StartedAt != nil {
 		at := w.now()
@@ -355,7 +357,7 @@ func (w *Worker) report(ctx context.Context, st runtime.State) error {
 			at = *st.StartedAt
 		}
 		if _, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, At: at,
-			NodeName: st.Node, RuntimeID: st.RuntimeID, Endpoints: st.Endpoints, Current: true}); err != nil {
+			NodeName: st.Node, RuntimeID: st.RuntimeID, Endpoints: st.Endpoints, ReportOf: op}); err != nil {
 			return err
 		}
 	}
@@ -366,7 +368,7 @@ func (w *Worker) report(ctx context.Context, st runtime.State) error {
 		}
 		_, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedExited, At: at,
 			ExitCode: st.ExitCode, OOMKilled: st.OOMKilled, NodeName: st.Node, RuntimeID: st.RuntimeID, Message: st.Error,
-			Current: true})
+			ReportOf: op})
 		return err
 	}
 	return nil
