@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,22 +50,47 @@ var (
 	buildsOnce sync.Once
 	builds     *emulate.Builder
 	buildsDir  string
+	buildsErr  error
 )
 
 // builder is shared by every stack of the test binary: each function is
-// built once.
+// built once, before any test runs (TestMain, prebuild).
 func builder(t testing.TB) *emulate.Builder {
-	buildsOnce.Do(func() {
-		var err error
-		if buildsDir, err = os.MkdirTemp("", "berth-emulate-builds-"); err != nil {
-			t.Fatal(err)
-		}
-		builds = emulate.NewBuilder(buildsDir)
-	})
+	buildsOnce.Do(newBuilder)
+	if buildsErr != nil {
+		t.Fatalf("the stacks' builds: %v", buildsErr)
+	}
 	return builds
 }
 
-// TestMain runs the package's tests. Every test calls t.Parallel but those
+func newBuilder() {
+	if buildsDir, buildsErr = os.MkdirTemp("", "berth-emulate-builds-"); buildsErr == nil {
+		builds = emulate.NewBuilder(buildsDir)
+	}
+}
+
+// prebuild builds every function of the template's stack (the watcher's
+// too), the Runtime Interface Emulator and the berth CLI, once, before any
+// test starts: builds take what the machine and its caches make them take
+// (minutes when cold on a loaded 2-core machine), so none runs inside a
+// test's bounded wait; the suite's -timeout alone bounds them. An error is
+// kept for the tests that start a stack (builder), not fatal to the others.
+func prebuild() {
+	buildsOnce.Do(newBuilder)
+	if buildsErr != nil {
+		return
+	}
+	t0 := time.Now()
+	buildsErr = builds.Prebuild(context.Background(), templatePath, map[string]string{"RuntimeWatcher": "true"})
+	if buildsErr == nil {
+		berthBinOnce.Do(buildBerthCLI)
+	}
+	fmt.Fprintf(os.Stderr, "emulate tests: the stack's functions and the berth CLI built in %.1fs (err: %v)\n",
+		time.Since(t0).Seconds(), buildsErr)
+}
+
+// TestMain builds what the stacks need (prebuild, unless -short), then
+// runs the package's tests. Every test calls t.Parallel but those
 // that bound how late something happens or is noticed (TestExitNoticed,
 // the watcher tests, TestFunctionUnderRIE's timeout) and
 // those too short to matter: go test runs the sequential ones first, one
@@ -73,6 +99,10 @@ func builder(t testing.TB) *emulate.Builder {
 // one test's waits on queues, schedules and timeouts leave the CPU to the
 // others.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if !testing.Short() {
+		prebuild()
+	}
 	code := m.Run()
 	if buildsDir != "" {
 		_ = os.RemoveAll(buildsDir)
@@ -264,8 +294,10 @@ func start(t testing.TB, s setup) *stack {
 	case st.url = <-ready:
 	case err := <-done:
 		t.Fatalf("the emulator stopped before it was ready: %v\n%s", err, tail(st.logs.String(), 8000))
-	case <-time.After(5 * time.Minute):
-		t.Fatalf("the emulator was not ready after 5 minutes:\n%s", tail(st.logs.String(), 8000))
+	case <-testenv.BeforeDeadline(t):
+		// The builds are done (prebuild): what is left of a start is
+		// tables, queues and processes, whose time is the machine's.
+		t.Fatalf("the emulator was not ready by the test binary's deadline:\n%s", tail(st.logs.String(), 8000))
 	}
 	awsCfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("berth", "test", "")}
 	st.ddb = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
