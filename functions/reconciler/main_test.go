@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/berth-io/berth/internal/scheduletick"
 	"io"
 	"log/slog"
 	"os"
@@ -261,7 +262,7 @@ const schedulerFixture = "../../events/reconciler-scheduler.json"
 // attributes filled in (every key, nothing else), which the Lambda
 // handler decodes.
 func TestSchedulerFixture(t *testing.T) {
-	in := testenv.RoundTrip[SchedulerInput](t, schedulerFixture, nil)
+	in := testenv.RoundTrip[scheduletick.Input](t, schedulerFixture, nil)
 	if !strings.HasPrefix(in.ScheduleARN, "arn:aws:scheduler:") || in.ExecutionID == "" || in.AttemptNumber != "1" {
 		t.Errorf("decoded %+v", in)
 	}
@@ -291,7 +292,7 @@ func TestSchedulerFixture(t *testing.T) {
 		t.Errorf("template.yaml's Input gives %v, the fixture is %v", fromTemplate, fixture)
 	}
 	var tk tick
-	if err := json.Unmarshal(readFile(t, schedulerFixture), &tk); err != nil || tk.SchedulerInput != in {
+	if err := json.Unmarshal(readFile(t, schedulerFixture), &tk); err != nil || tk.Input != in {
 		t.Errorf("the handler's event: %+v, %v", tk, err)
 	}
 }

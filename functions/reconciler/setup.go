@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/berth-io/berth/internal/scheduletick"
 	"log/slog"
 	"time"
 
@@ -117,32 +118,18 @@ func newFunction(cfg *config.Config, st store.Store, rts []runtime.Runtime, swee
 	return &function{rc: rc, m: m, log: logger}, nil
 }
 
-// SchedulerInput is what template.yaml's ReconcileSchedule invokes the
-// function with: EventBridge Scheduler sends the target's Input as it is,
-// not an EventBridge event, with its context attributes filled in
-// (infra's berthstack.ReconcileScheduleInput; events/reconciler-scheduler.json).
-type SchedulerInput struct {
-	ScheduleARN   string `json:"schedule_arn"`
-	ScheduledTime string `json:"scheduled_time"`
-	ExecutionID   string `json:"execution_id"`
-	AttemptNumber string `json:"attempt_number"`
-}
-
 // tick is any event a schedule invokes the function with: the Scheduler's
 // input, or an EventBridge rule's scheduled event
 // (events/reconciler-scheduled.json). Either runs one pass.
 type tick struct {
 	events.EventBridgeEvent
-	SchedulerInput
+	scheduletick.Input
 }
 
 // handleTick is the Lambda handler: it says which tick it runs for, then
 // runs the pass (handle).
 func (f *function) handleTick(ctx context.Context, t tick) (reconcile.Report, error) {
-	if t.ExecutionID != "" {
-		f.log.InfoContext(ctx, "schedule tick", "schedule_arn", t.ScheduleARN, "scheduled_time", t.ScheduledTime,
-			"execution_id", t.ExecutionID, "attempt_number", t.AttemptNumber)
-	}
+	t.Input.Log(ctx, f.log)
 	return f.handle(ctx, t.EventBridgeEvent)
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/berth-io/berth/internal/scheduletick"
 	"io"
 	"log/slog"
 	"slices"
@@ -299,7 +300,7 @@ const schedulerFixture = "../../events/watcher-scheduler.json"
 // template's WatchSchedule sends (every key, nothing else), and the
 // handler says which tick it watches for.
 func TestSchedulerFixture(t *testing.T) {
-	in := testenv.RoundTrip[SchedulerInput](t, schedulerFixture, nil)
+	in := testenv.RoundTrip[scheduletick.Input](t, schedulerFixture, nil)
 	if !strings.Contains(in.ScheduleARN, ":schedule/") || in.ExecutionID == "" || in.AttemptNumber != "1" {
 		t.Errorf("decoded %+v", in)
 	}
@@ -310,7 +311,7 @@ func TestSchedulerFixture(t *testing.T) {
 	fn := &function{log: slog.New(slog.NewJSONHandler(&logs, nil))}
 	ctx, cancel := context.WithTimeout(context.Background(), deadlineMargin+100*time.Millisecond)
 	defer cancel()
-	if _, err := fn.handleTick(ctx, tick{SchedulerInput: in}); err != nil {
+	if _, err := fn.handleTick(ctx, tick{Input: in}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), `"execution_id":"`+in.ExecutionID+`"`) || !strings.Contains(logs.String(), `"msg":"watch ended"`) {

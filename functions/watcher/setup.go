@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/berth-io/berth/internal/scheduletick"
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -70,29 +71,16 @@ func newFunction(cfg *config.Config, st store.Store, nodes []configured.Node, rt
 	return &function{nodes: nodes, loop: monitor.Converging(m, rc), log: logger, metrics: emf}, nil
 }
 
-// SchedulerInput is what template.yaml's WatchSchedule invokes the
-// function with: EventBridge Scheduler's context attributes
-// (events/watcher-scheduler.json), as the reconciler's schedule sends.
-type SchedulerInput struct {
-	ScheduleARN   string `json:"schedule_arn"`
-	ScheduledTime string `json:"scheduled_time"`
-	ExecutionID   string `json:"execution_id"`
-	AttemptNumber string `json:"attempt_number"`
-}
-
 // tick is any event a schedule invokes the function with: the Scheduler's
 // input, or an EventBridge rule's scheduled event. Either holds one watch.
 type tick struct {
 	events.EventBridgeEvent
-	SchedulerInput
+	scheduletick.Input
 }
 
 // handleTick is the Lambda handler: it says which tick it runs for, then
 // watches until shortly before the deadline (handle).
 func (f *function) handleTick(ctx context.Context, t tick) (Report, error) {
-	if t.ExecutionID != "" {
-		f.log.InfoContext(ctx, "schedule tick", "schedule_arn", t.ScheduleARN, "scheduled_time", t.ScheduledTime,
-			"execution_id", t.ExecutionID, "attempt_number", t.AttemptNumber)
-	}
+	t.Input.Log(ctx, f.log)
 	return f.handle(ctx)
 }

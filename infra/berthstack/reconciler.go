@@ -11,14 +11,13 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/berth-io/berth/internal/scheduletick"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
-// ReconcileScheduleInput is what the schedule invokes the reconciler with: EventBridge Scheduler
-// sends a target's Input as it is (no EventBridge event around it), with its context attributes
-// filled in, which the reconciler logs (events/reconciler-scheduler.json is one).
-const ReconcileScheduleInput = `{"schedule_arn":"<aws.scheduler.schedule-arn>","scheduled_time":"<aws.scheduler.scheduled-time>",` +
-	`"execution_id":"<aws.scheduler.execution-id>","attempt_number":"<aws.scheduler.attempt-number>"}`
+// ReconcileScheduleInput is what the schedule invokes the reconciler with (scheduletick.InputTemplate:
+// the one Input of every schedule, which the scheduled functions decode).
+const ReconcileScheduleInput = scheduletick.InputTemplate
 
 // ReconcilerMaxEventAge is how long Lambda keeps an asynchronous tick it could not run yet
 // (throttled): Lambda's floor, one period of the default schedule. An older tick is dropped.

@@ -18,18 +18,16 @@ const (
 	DetailTypeGroupFinished = "Group Finished"
 )
 
-// DetailType is the detail-type of a delivery's event.
-func DetailType(d container.Delivery) string {
-	switch {
-	case d.Group != nil:
-		return DetailTypeGroupFinished
-	case d.To == "":
-		return DetailTypeDeleted
-	case d.From == "":
-		return DetailTypeCreated
-	}
-	return DetailTypeStatusChange
+// detailTypes names each delivery kind as the event's detail-type.
+var detailTypes = map[container.DeliveryKind]string{
+	container.DeliveryCreated:       DetailTypeCreated,
+	container.DeliveryStatusChanged: DetailTypeStatusChange,
+	container.DeliveryDeleted:       DetailTypeDeleted,
+	container.DeliveryGroupFinished: DetailTypeGroupFinished,
 }
+
+// DetailType is the detail-type of a delivery's event.
+func DetailType(d container.Delivery) string { return detailTypes[d.Kind()] }
 
 // Detail is the detail of a status change's event, as JSON.
 type Detail struct {

@@ -172,16 +172,11 @@ func New(o Options) http.Handler {
 type apiFunc func(w http.ResponseWriter, r *http.Request, c identity.Caller) error
 
 func (h *handler) route(pattern string, methods map[string]apiFunc) {
-	names := slices.Sorted(maps.Keys(methods))
-	allow := strings.Join(names, ", ")
-	for _, m := range names {
-		h.routes = append(h.routes, Route{Method: m, Pattern: pattern})
-	}
+	allow := h.register(pattern, slices.Sorted(maps.Keys(methods)))
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		fn, ok := methods[r.Method]
 		if !ok {
-			w.Header().Set("Allow", allow)
-			writeProblem(w, r, http.StatusMethodNotAllowed, "Method Not Allowed", r.Method+" is not allowed here; allowed: "+allow, nil)
+			methodNotAllowed(w, r, allow)
 			return
 		}
 		c, ok := h.auth(r)
@@ -200,6 +195,22 @@ func (h *handler) route(pattern string, methods map[string]apiFunc) {
 	})
 }
 
+// register lists pattern's methods among the handler's routes and returns
+// them as an Allow header says them.
+func (h *handler) register(pattern string, methods []string) (allow string) {
+	for _, m := range methods {
+		h.routes = append(h.routes, Route{Method: m, Pattern: pattern})
+	}
+	return strings.Join(methods, ", ")
+}
+
+// methodNotAllowed is the one 405 of every route: the problem, and the
+// Allow header listing allow ("GET, HEAD").
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	writeProblem(w, r, http.StatusMethodNotAllowed, "Method Not Allowed", r.Method+" is not allowed here; allowed: "+allow, nil)
+}
+
 // callerSlotKey holds a *identity.Caller that route fills in once the
 // request is authenticated, so that the access log can name the user.
 type callerSlotKey struct{}
@@ -207,16 +218,11 @@ type callerSlotKey struct{}
 // public serves a route that needs no authentication (the OpenAPI
 // document), with the same 405 as route.
 func (h *handler) public(pattern string, methods map[string]http.HandlerFunc) {
-	names := slices.Sorted(maps.Keys(methods))
-	allow := strings.Join(names, ", ")
-	for _, m := range names {
-		h.routes = append(h.routes, Route{Method: m, Pattern: pattern})
-	}
+	allow := h.register(pattern, slices.Sorted(maps.Keys(methods)))
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		fn, ok := methods[r.Method]
 		if !ok {
-			w.Header().Set("Allow", allow)
-			writeProblem(w, r, http.StatusMethodNotAllowed, "Method Not Allowed", r.Method+" is not allowed here; allowed: "+allow, nil)
+			methodNotAllowed(w, r, allow)
 			return
 		}
 		fn(w, r)

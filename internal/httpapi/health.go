@@ -8,11 +8,10 @@ import (
 
 // probe serves an unauthenticated health probe on GET and HEAD only.
 func (h *handler) probe(pattern string, fn http.HandlerFunc) {
-	h.routes = append(h.routes, Route{Method: "GET", Pattern: pattern}, Route{Method: "HEAD", Pattern: pattern})
+	allow := h.register(pattern, []string{"GET", "HEAD"})
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeProblem(w, r, http.StatusMethodNotAllowed, "Method Not Allowed", r.Method+" is not allowed here; allowed: GET, HEAD", nil)
+			methodNotAllowed(w, r, allow)
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")

@@ -25,18 +25,16 @@ const (
 	EventGroupFinished = "group.finished"
 )
 
-// EventType is the payload type of a delivery.
-func EventType(d container.Delivery) string {
-	switch {
-	case d.Group != nil:
-		return EventGroupFinished
-	case d.To == "":
-		return EventDeleted
-	case d.From == "":
-		return EventCreated
-	}
-	return EventStatusChanged
+// eventTypes names each delivery kind as the payload's type.
+var eventTypes = map[container.DeliveryKind]string{
+	container.DeliveryCreated:       EventCreated,
+	container.DeliveryStatusChanged: EventStatusChanged,
+	container.DeliveryDeleted:       EventDeleted,
+	container.DeliveryGroupFinished: EventGroupFinished,
 }
+
+// EventType is the payload type of a delivery.
+func EventType(d container.Delivery) string { return eventTypes[d.Kind()] }
 
 // Payload is a delivery's JSON body, in the Standard Webhooks shape (type,
 // timestamp, data).
