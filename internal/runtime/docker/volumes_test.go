@@ -44,7 +44,8 @@ func TestNamedVolumeRemoval(t *testing.T) {
 	}
 	a := e.createStart(t, with(berth.Volume{Type: berth.VolumeNamed, Source: made, Target: "/v"},
 		berth.Volume{Type: berth.VolumeNamed, Source: kept, Target: "/k", Persist: true},
-		berth.Volume{Type: berth.VolumeNamed, Source: foreign, Target: "/f"}))
+		// Shared: berth mounts a volume it did not make only as shared.
+		berth.Volume{Type: berth.VolumeNamed, Source: foreign, Target: "/f", Shared: true}))
 	b := e.createStart(t, with(berth.Volume{Type: berth.VolumeNamed, Source: made, Target: "/v"}))
 	for _, v := range []string{made, kept, foreign} {
 		if !exists(v) {
