@@ -21,6 +21,12 @@ func volumeTemplate(rt string, v container.Volume) container.Template {
 		Volumes: []container.Volume{v}}
 }
 
+// onlyField reports whether err is a validation error of field alone.
+func onlyField(err error, field string) bool {
+	var ve *manager.ValidationError
+	return errors.As(err, &ve) && len(ve.Fields) == 1 && ve.Fields[0].Field == field
+}
+
 // TestPutTemplateVolumeOwners: a PUT refuses a source every owner reaches
 // (a shared named volume, a claim) keyed by a variable the user picks, and
 // a shared volume name of the form berth reserves for scoped ones; names
@@ -58,8 +64,7 @@ func TestPutTemplateVolumeOwners(t *testing.T) {
 				}
 				return
 			}
-			var ve *manager.ValidationError
-			if !errors.As(err, &ve) || len(ve.Fields) != 1 || ve.Fields[0].Field != "volumes[0].source" || !strings.Contains(err.Error(), tc.say) {
+			if !onlyField(err, "volumes[0].source") || !strings.Contains(err.Error(), tc.say) {
 				t.Fatalf("PUT: %v, want a validation error of volumes[0].source saying %q", err, tc.say)
 			}
 		})
@@ -95,8 +100,7 @@ func TestCreateSharedVolumeNeverScoped(t *testing.T) {
 				}
 				return
 			}
-			var ve *manager.ValidationError
-			if !errors.As(err, &ve) || len(ve.Fields) != 1 || ve.Fields[0].Field != tc.field {
+			if !onlyField(err, tc.field) {
 				t.Fatalf("create named %q: %v, want a validation error of %s", tc.name, err, tc.field)
 			}
 		})

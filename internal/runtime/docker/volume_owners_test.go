@@ -25,11 +25,7 @@ func TestNamedVolumeOwners(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
 	ctx := testenv.Context(t, 2*time.Minute)
-	cli, err := client.New(client.WithHost(testenv.DockerHost(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := e.Client("h1")
 	type mountAs struct {
 		owner           string
 		shared, persist bool

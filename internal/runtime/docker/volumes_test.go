@@ -18,11 +18,7 @@ func TestNamedVolumeRemoval(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
 	ctx := testenv.Context(t, 2*time.Minute)
-	cli, err := client.New(client.WithHost(testenv.DockerHost(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := e.Client("h1")
 	suffix := strings.ToLower(berth.NewID())
 	made, kept, foreign := "made-"+suffix, "kept-"+suffix, "foreign-"+suffix
 	if _, err := cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: foreign}); err != nil {
