@@ -32,6 +32,8 @@ func testTemplateRefused(t *testing.T, a *api) {
 		{"volume name with a space", `{` + d + `,"volumes":[{"source":"a b","target":"/v","type":"volume"}]}`, "volumes[0].source"},
 		{"two volumes on one target", `{` + d + `,"volumes":[{"type":"empty_dir","target":"/v"},{"type":"empty_dir","target":"/v/"}]}`, "volumes[1].target"},
 		{"persist on a bind", `{` + d + `,"volumes":[{"source":"/srv/berth/$USERID/p","target":"/v","type":"bind","read_only":true,"persist":true}]}`, "volumes[0].persist"},
+		{"shared volume keyed by the container's name", `{` + d + `,"volumes":[{"source":"$CONTAINER_NAME","target":"/v","type":"volume","shared":true}]}`, "volumes[0].source"},
+		{"shared volume of the scoped form", `{` + d + `,"volumes":[{"source":"data-u0123456789ab","target":"/v","type":"volume","shared":true}]}`, "volumes[0].source"},
 		{"shared empty_dir", `{` + d + `,"volumes":[{"type":"empty_dir","target":"/v","shared":true}]}`, "volumes[0].shared"},
 		{"NUL in workdir", `{` + d + `,"workdir":"/a\u0000b"}`, "workdir"},
 		{"relative workdir", `{` + d + `,"workdir":"a/b"}`, "workdir"},

@@ -2,7 +2,6 @@ package manager_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -60,8 +59,7 @@ func TestCreateRechecksConfiguration(t *testing.T) {
 					}
 					return
 				}
-				var ve *manager.ValidationError
-				if !errors.As(err, &ve) || len(ve.Fields) != 1 || ve.Fields[0].Field != tc.field {
+				if !onlyField(err, tc.field) {
 					t.Fatalf("create: %v, want a validation error naming %s only", err, tc.field)
 				}
 				if tc.field != "volumes[0].source" && !strings.Contains(err.Error(), "no longer valid here") {

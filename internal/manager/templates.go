@@ -294,6 +294,7 @@ func (m *Manager) validateVolume(f *fields, field string, v container.Volume, va
 		f.add(field+".source", "%v", err)
 		return clean
 	}
+	checkVolumeOwners(f, field, v, source, values == nil)
 	switch v.Type {
 	case container.VolumeBind:
 		m.validateBindSource(f, field+".source", v, source, values != nil)

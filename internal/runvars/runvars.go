@@ -14,18 +14,23 @@ import (
 type Var struct {
 	Name        string
 	Description string
+	// ByUser: the user who creates the instance picks the value (its name,
+	// its group), so a user may make it anything, even another user's
+	// value. berth picks the others (the owner's id, the instance id), or
+	// the template's admin (its name).
+	ByUser bool
 }
 
 // Declared is the list of variables templates may use, in the order the
 // documentation shows them.
 var Declared = []Var{
-	{"USERID", "the owner's user id (the JWT sub claim, or the local token's user)"},
-	{"WORKSPACE_PATH", "the owner's workspace directory: container.workspace_root/<user id>"},
-	{"CONTAINER_ID", "the instance id (a ULID)"},
-	{"CONTAINER_NAME", "the instance name"},
-	{"TEMPLATE", "the template name"},
-	{"GROUP", "the instance's group, empty when it has none"},
-	{"RUNTIME", "the runtime kind: docker or kubernetes"},
+	{"USERID", "the owner's user id (the JWT sub claim, or the local token's user)", false},
+	{"WORKSPACE_PATH", "the owner's workspace directory: container.workspace_root/<user id>", false},
+	{"CONTAINER_ID", "the instance id (a ULID)", false},
+	{"CONTAINER_NAME", "the instance name", true},
+	{"TEMPLATE", "the template name", false},
+	{"GROUP", "the instance's group, empty when it has none", true},
+	{"RUNTIME", "the runtime kind: docker or kubernetes", false},
 }
 
 var declared = func() map[string]bool {
@@ -38,6 +43,23 @@ var declared = func() map[string]bool {
 
 // IsDeclared reports whether name is a declared variable.
 func IsDeclared(name string) bool { return declared[name] }
+
+// ByUser returns the variables s references whose value the creating user
+// picks (Var.ByUser), each once, in the order of Declared; nil when s
+// references none or is malformed (Check reports that).
+func ByUser(s string) []string {
+	used := map[string]bool{}
+	if _, err := expand(s, func(name string) string { used[name] = true; return "" }); err != nil {
+		return nil
+	}
+	var out []string
+	for _, v := range Declared {
+		if v.ByUser && used[v.Name] {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
 
 // UnknownError names variables that are not declared.
 type UnknownError struct{ Names []string }
@@ -73,13 +95,12 @@ func Check(s string) error {
 // "$". Every referenced name must be declared; a declared name missing from
 // values expands to "".
 func Expand(s string, values map[string]string) (string, error) {
-	if values == nil {
-		values = map[string]string{}
-	}
-	return expand(s, values)
+	return expand(s, func(name string) string { return values[name] })
 }
 
-func expand(s string, values map[string]string) (string, error) {
+// expand substitutes s's references with value's answers; a nil value
+// only checks s.
+func expand(s string, value func(name string) string) (string, error) {
 	if !strings.Contains(s, "$") {
 		return s, nil
 	}
@@ -125,8 +146,8 @@ func expand(s string, values map[string]string) (string, error) {
 			unknown = append(unknown, name)
 			continue
 		}
-		if values != nil {
-			b.WriteString(values[name])
+		if value != nil {
+			b.WriteString(value(name))
 		}
 	}
 	if len(unknown) > 0 {

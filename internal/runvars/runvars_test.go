@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,26 @@ func TestDocumented(t *testing.T) {
 	rows := regexp.MustCompile("(?m)^\\| `\\$([A-Z_]+)` \\|").FindAllStringSubmatch(doc, -1)
 	if len(rows) != len(Declared) {
 		t.Errorf("docs/api.md lists %d variables, the code declares %d", len(rows), len(Declared))
+	}
+}
+
+// TestByUser: the variables whose value the creating user picks, however
+// they are written.
+func TestByUser(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"data", nil},
+		{"vol-$USERID-$CONTAINER_ID-$TEMPLATE", nil},
+		{"$CONTAINER_NAME", []string{"CONTAINER_NAME"}},
+		{"g-${GROUP}-$CONTAINER_NAME-$CONTAINER_NAME", []string{"CONTAINER_NAME", "GROUP"}},
+		{"$$CONTAINER_NAME", nil}, // a literal '$'
+		{"${CONTAINER_NAME", nil}, // malformed: Check's to report
+	}
+	for _, c := range cases {
+		if got := ByUser(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("ByUser(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }

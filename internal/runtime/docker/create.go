@@ -12,7 +12,9 @@ import (
 
 // Create makes inst's container (see runtime.Runtime.Create): on its
 // recorded host, else on the host placement picks; an existing container of
-// the same instance is adopted.
+// the same instance is adopted. A named volume that exists but is not the
+// one the spec means (another owner's, another persist) fails the create
+// for good before anything is made (checkNamedVolumes).
 func (r *Runtime) Create(ctx context.Context, inst berth.Instance) (runtime.Ref, error) {
 	p, err := r.placer.ForCreate(ctx, inst)
 	if err != nil {
@@ -28,6 +30,9 @@ func (r *Runtime) Create(ctx context.Context, inst berth.Instance) (runtime.Ref,
 	opts, err := createOptions(inst, h.cfg, r.scope)
 	if err != nil {
 		return runtime.Ref{}, runtime.NewError(runtime.ErrInvalid, "create", inst.ID, node, err)
+	}
+	if err := checkNamedVolumes(ctx, h, inst); err != nil {
+		return runtime.Ref{}, err
 	}
 	if err := r.ensureImage(ctx, h, opts.Config.Image, inst.Spec.PullPolicy); err != nil {
 		return runtime.Ref{}, classify(err, "create", inst.ID, node)

@@ -15,15 +15,16 @@ import (
 // volumeName is what the engine's local volume driver accepts as a name.
 var volumeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
-// mounts turns the spec's volumes into Docker mounts for host hc, refusing
-// what the host does not allow. Errors are about the request (invalid).
+// mounts turns the spec's volumes of an instance of owner into Docker
+// mounts for host hc, refusing what the host does not allow. Errors are
+// about the request (invalid).
 //
 // Bind mounts are returned as HostConfig.Binds entries ("src:dst[:ro]"),
 // not as mounts: for a Binds entry the engine makes a missing source
 // directory, as `docker run -v` does, so a per-user path such as
 // $WORKSPACE_PATH works on first use (a bind mount of type "bind" fails on
 // a missing source, and API 1.41 engines have no CreateMountpoint).
-func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, binds []string, err error) {
+func mounts(vols []container.Volume, owner string, allowedRoots []string) (ms []mount.Mount, binds []string, err error) {
 	ms = make([]mount.Mount, 0, len(vols))
 	for _, v := range vols {
 		if !path.IsAbs(v.Target) {
@@ -52,7 +53,7 @@ func mounts(vols []container.Volume, allowedRoots []string) (ms []mount.Mount, b
 				return nil, nil, fmt.Errorf("volume %q: want a volume name (a host path needs type %q)", v.Source, container.VolumeBind)
 			}
 			m.Type, m.Source = mount.TypeVolume, v.Source
-			m.VolumeOptions = namedVolumeOptions(v.Persist)
+			m.VolumeOptions = namedVolumeOptions(v, owner)
 		case container.VolumeEmptyDir:
 			// An anonymous volume: it lives and dies with the container
 			// (Delete removes it), like a Kubernetes emptyDir.

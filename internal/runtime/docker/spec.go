@@ -56,7 +56,7 @@ func createOptions(inst berth.Instance, hc config.DockerHost, scope string) (cli
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
 	}
 
-	ms, binds, err := mounts(spec.Volumes, hc.AllowedBindRoots)
+	ms, binds, err := mounts(spec.Volumes, inst.Owner, hc.AllowedBindRoots)
 	if err != nil {
 		return client.ContainerCreateOptions{}, err
 	}

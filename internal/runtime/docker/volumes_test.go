@@ -18,11 +18,7 @@ func TestNamedVolumeRemoval(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
 	ctx := testenv.Context(t, 2*time.Minute)
-	cli, err := client.New(client.WithHost(testenv.DockerHost(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := e.Client("h1")
 	suffix := strings.ToLower(berth.NewID())
 	made, kept, foreign := "made-"+suffix, "kept-"+suffix, "foreign-"+suffix
 	if _, err := cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: foreign}); err != nil {
@@ -44,7 +40,8 @@ func TestNamedVolumeRemoval(t *testing.T) {
 	}
 	a := e.createStart(t, with(berth.Volume{Type: berth.VolumeNamed, Source: made, Target: "/v"},
 		berth.Volume{Type: berth.VolumeNamed, Source: kept, Target: "/k", Persist: true},
-		berth.Volume{Type: berth.VolumeNamed, Source: foreign, Target: "/f"}))
+		// Shared: berth mounts a volume it did not make only as shared.
+		berth.Volume{Type: berth.VolumeNamed, Source: foreign, Target: "/f", Shared: true}))
 	b := e.createStart(t, with(berth.Volume{Type: berth.VolumeNamed, Source: made, Target: "/v"}))
 	for _, v := range []string{made, kept, foreign} {
 		if !exists(v) {
