@@ -55,9 +55,13 @@ func NewGuard(allowedCIDRs []string) (Guard, error) {
 
 // CheckAddr returns nil if berth may connect to a, else a *RefusedError
 // (wrapping ErrRefused).
-func (g Guard) CheckAddr(a netip.Addr) error {
+func (g Guard) CheckAddr(a netip.Addr) error { return g.check(a.String(), a, false) }
+
+// check refuses a, the address host is (or, resolved, resolves to), if
+// the policy does.
+func (g Guard) check(host string, a netip.Addr, resolved bool) error {
 	if rule, refused := g.refuses(a); refused {
-		return &RefusedError{Host: a.String(), Addr: a, Rule: rule}
+		return &RefusedError{Host: host, Addr: a, Rule: rule, Resolved: resolved}
 	}
 	return nil
 }
@@ -109,24 +113,22 @@ func (g Guard) CheckURL(ctx context.Context, raw string) error {
 	}
 	host := u.Hostname()
 	if a, err := netip.ParseAddr(host); err == nil {
-		if rule, refused := g.refuses(a); refused {
-			return &RefusedError{Host: host, Addr: a, Rule: rule}
-		}
-		return nil
+		return g.check(host, a, false)
 	}
 	addrs, err := g.lookup(ctx, host)
 	if err != nil {
 		return err
 	}
 	for _, a := range addrs {
-		if rule, refused := g.refuses(a); refused {
-			return &RefusedError{Host: host, Addr: a, Rule: rule, Resolved: true}
+		if err := g.check(host, a, true); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// lookup resolves a host name; a name without addresses is refused.
+// lookup resolves a host name; a name without addresses is refused, and
+// so is one the resolver fails on while ctx lasts.
 func (g Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	r := g.Resolver
 	if r == nil {
@@ -134,6 +136,9 @@ func (g Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	}
 	addrs, err := r.LookupNetIP(ctx, "ip", host)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The request ended or ran out of time: not the name's fault.
+		return nil, fmt.Errorf("resolving %s: %w", host, ctx.Err())
 	case err != nil:
 		return nil, &RefusedError{Host: host, Rule: "the name does not resolve", Cause: err}
 	case len(addrs) == 0:

@@ -15,6 +15,7 @@ type refusedRange struct {
 	embedsIPv4 bool
 }
 
+// refuse is a refusedRange judged as a whole.
 func refuse(cidr, name string) refusedRange {
 	return refusedRange{prefix: netip.MustParsePrefix(cidr), name: name}
 }

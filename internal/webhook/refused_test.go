@@ -67,3 +67,14 @@ func TestRefusalOfALiteralNamesIt(t *testing.T) {
 		t.Errorf("CheckURL = %v; want it to say %q", err, want)
 	}
 }
+
+// TestLookupCutShortIsNotARefusal: a lookup failing because the request
+// ended says so, and is not a name that does not resolve (422).
+func TestLookupCutShortIsNotARefusal(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	g := webhook.Guard{Resolver: fixedResolver{err: context.Canceled}}
+	if err := g.CheckURL(ctx, "https://hooks.example/"); !errors.Is(err, context.Canceled) || errors.Is(err, webhook.ErrRefused) {
+		t.Errorf("CheckURL with the request ended = %v; want context.Canceled, not ErrRefused", err)
+	}
+}
