@@ -367,16 +367,3 @@ func cliDetailRepeatsFields(p client.Problem) bool {
 	}
 	return true
 }
-
-// cliClean keeps server-supplied text from steering the terminal.
-func cliClean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' {
-			return ' '
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
-}

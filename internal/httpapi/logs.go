@@ -80,12 +80,9 @@ func parseLogsQuery(r *http.Request, now time.Time) (logsQuery, error) {
 		lq.opts.Tail = n
 	}
 	if v := q.Get("since"); v != "" {
-		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-			lq.opts.Since = t
-		} else if d, err := time.ParseDuration(v); err == nil && d > 0 {
-			lq.opts.Since = now.Add(-d)
-		} else {
-			return lq, bad("since", "must be an RFC 3339 time or a positive duration (10m, 1h30m)")
+		var err error
+		if lq.opts.Since, err = parseSince(v, now); err != nil {
+			return lq, err
 		}
 	}
 	switch v := q.Get("stream"); v {

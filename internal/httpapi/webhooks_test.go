@@ -1,9 +1,12 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +32,15 @@ type webhookJSON struct {
 // newWebhookAPI is the API with a manager holding the receiver policy g.
 func newWebhookAPI(t *testing.T, b teststores.Backend, g webhook.Guard) *api {
 	t.Helper()
+	return newWebhookAPILogging(t, b, g, io.Discard)
+}
+
+// newWebhookAPILogging is newWebhookAPI with the server's log written to
+// log.
+func newWebhookAPILogging(t *testing.T, b teststores.Backend, g webhook.Guard, log io.Writer) *api {
+	t.Helper()
 	s := b.Open(t, time.Now)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.NewTextHandler(log, nil))
 	m := manager.New(manager.Options{Store: s, Runtimes: []string{"docker"}, Logger: logger, Webhooks: g})
 	h := httpapi.New(httpapi.Options{Manager: m, Logger: logger, Auth: httpapi.TokenAuth([]httpapi.TokenUser{
 		{Token: admin, User: "root", Admin: true}, {Token: alice, User: "alice"}, {Token: bob, User: "bob"},
@@ -114,6 +124,31 @@ func TestWebhookRefusedAddresses(t *testing.T) {
 		}
 		if ws, _ := a.store.ListWebhooks(t.Context(), ""); len(ws) != 0 {
 			t.Errorf("refused subscriptions were stored: %+v", ws)
+		}
+	})
+}
+
+// resolvesTo answers every name with one address.
+type resolvesTo string
+
+func (r resolvesTo) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr(string(r))}, nil
+}
+
+// TestWebhookRefusalKeepsResolvedAddressesInTheLog: the 422 of a name
+// that resolves to a refused range names the rule but not the address,
+// which would tell any user what names resolve to inside the deployment's
+// network; the server's log has it for operators.
+func TestWebhookRefusalKeepsResolvedAddressesInTheLog(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		var log bytes.Buffer
+		a := newWebhookAPILogging(t, b, webhook.Guard{Resolver: resolvesTo("10.20.30.40")}, &log)
+		r := a.mustStatus(a.do("POST", "/api/webhooks", alice, `{"url":"https://db.corp.example/hook"}`, nil), http.StatusUnprocessableEntity)
+		if body := r.Body.String(); strings.Contains(body, "10.20.30.40") || !strings.Contains(body, "refused range (private)") {
+			t.Errorf("422 body %s: want the rule (private) and not the address", body)
+		}
+		if !strings.Contains(log.String(), "address=10.20.30.40") {
+			t.Errorf("the server's log lacks the resolved address:\n%s", log.String())
 		}
 	})
 }

@@ -52,6 +52,12 @@ func (m *Manager) CreateWebhook(ctx context.Context, c identity.Caller, req Webh
 			if !errors.Is(err, webhook.ErrRefused) && !errors.Is(err, webhook.ErrInvalidURL) {
 				return container.Webhook{}, fmt.Errorf("checking webhook url: %w", err)
 			}
+			// The answer names the rule only (RefusedError's message); what a
+			// name resolved to helps an operator, so it goes to the log.
+			if re := (*webhook.RefusedError)(nil); errors.As(err, &re) {
+				m.log.InfoContext(ctx, "webhook receiver refused", "user", c.User, "host", re.Host, "rule", re.Rule,
+					"address", re.Addr, "cause", re.Cause)
+			}
 			f.add("url", "%v", err)
 		}
 	}

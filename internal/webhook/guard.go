@@ -11,10 +11,12 @@ import (
 	"syscall"
 )
 
-// ErrRefused is a receiver address the deployment does not allow: a
-// loopback, link-local (the instance metadata address 169.254.169.254
-// among them), private, shared, unspecified or multicast address, or a name
-// that resolves to one, unless webhooks.allowed_networks lists it.
+// ErrRefused is a receiver address the deployment does not allow: one in
+// a refused range (loopback, link-local with the instance metadata address
+// 169.254.169.254, private, shared, multicast, documentation, reserved and
+// the other special-purpose blocks of docs/api.md), or a name that
+// resolves to one or does not resolve, unless webhooks.allowed_networks
+// lists it.
 var ErrRefused = errors.New("webhook receiver address not allowed")
 
 // ErrInvalidURL is a receiver URL berth cannot deliver to at all.
@@ -51,51 +53,44 @@ func NewGuard(allowedCIDRs []string) (Guard, error) {
 	return g, nil
 }
 
-// nonPublic are the ranges refused unless allowed, beyond what netip's
-// predicates name: shared address space (RFC 6598), IETF protocol
-// assignments, benchmarking, the "this network" block, reserved and
-// NAT64/6to4/Teredo forms that embed an IPv4 address.
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("2001::/32"),
-	netip.MustParsePrefix("2002::/16"),
-	netip.MustParsePrefix("100::/64"),
-}
+// CheckAddr returns nil if berth may connect to a, else a *RefusedError
+// (wrapping ErrRefused).
+func (g Guard) CheckAddr(a netip.Addr) error { return g.check(a.String(), a, false) }
 
-// public reports whether a is a global unicast address outside every
-// special-purpose range.
-func public(a netip.Addr) bool {
-	if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsPrivate() ||
-		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() || !a.IsGlobalUnicast() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(a) {
-			return false
-		}
-	}
-	return true
-}
-
-// CheckAddr returns nil if berth may connect to a, else an error wrapping
-// ErrRefused.
-func (g Guard) CheckAddr(a netip.Addr) error {
-	a = a.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
-	for _, p := range g.Allowed {
-		if p.Contains(a) {
-			return nil
-		}
-	}
-	if !public(a) {
-		return fmt.Errorf("%w: %s is not a public address and webhooks.allowed_networks does not list it", ErrRefused, a)
+// check refuses a, the address host is (or, resolved, resolves to), if
+// the policy does.
+func (g Guard) check(host string, a netip.Addr, resolved bool) error {
+	if rule, refused := g.refuses(a); refused {
+		return &RefusedError{Host: host, Addr: a, Rule: rule, Resolved: resolved}
 	}
 	return nil
+}
+
+// refuses returns the rule that refuses a, if one does: a is in none of
+// the allowed networks and in a refused range (an address embedding an
+// IPv4 one is refused as that IPv4 address is).
+func (g Guard) refuses(a netip.Addr) (rule string, refused bool) {
+	// A zone names an interface, not another address; and
+	// netip.Prefix.Contains never holds a zoned address.
+	a = a.WithZone("")
+	for _, p := range g.Allowed {
+		if p.Contains(a) {
+			return "", false
+		}
+	}
+	r, ok := refusedRangeOf(a)
+	switch {
+	case !ok:
+		return "", false
+	case !r.embedsIPv4:
+		return r.name, true
+	}
+	b := a.As16()
+	inner, refused := g.refuses(netip.AddrFrom4([4]byte(b[12:])))
+	if !refused {
+		return "", false
+	}
+	return inner + " in " + r.name, true
 }
 
 // CheckURL checks a receiver URL: http or https, a host, no user
@@ -116,32 +111,38 @@ func (g Guard) CheckURL(ctx context.Context, raw string) error {
 	case u.Fragment != "":
 		return fmt.Errorf("%w: a fragment is never sent", ErrInvalidURL)
 	}
-	addrs, err := g.resolve(ctx, u.Hostname())
+	host := u.Hostname()
+	if a, err := netip.ParseAddr(host); err == nil {
+		return g.check(host, a, false)
+	}
+	addrs, err := g.lookup(ctx, host)
 	if err != nil {
 		return err
 	}
 	for _, a := range addrs {
-		if err := g.CheckAddr(a); err != nil {
-			return fmt.Errorf("%s: %w", u.Hostname(), err)
+		if err := g.check(host, a, true); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (g Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
-	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		return []netip.Addr{a}, nil
-	}
+// lookup resolves a host name; a name without addresses is refused, and
+// so is one the resolver fails on while ctx lasts.
+func (g Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	r := g.Resolver
 	if r == nil {
 		r = net.DefaultResolver
 	}
 	addrs, err := r.LookupNetIP(ctx, "ip", host)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The request ended or ran out of time: not the name's fault.
+		return nil, fmt.Errorf("resolving %s: %w", host, ctx.Err())
 	case err != nil:
-		return nil, fmt.Errorf("%w: %s does not resolve: %w", ErrRefused, host, err)
+		return nil, &RefusedError{Host: host, Rule: "the name does not resolve", Cause: err}
 	case len(addrs) == 0:
-		return nil, fmt.Errorf("%w: %s resolves to no address", ErrRefused, host)
+		return nil, &RefusedError{Host: host, Rule: "the name resolves to no address"}
 	}
 	return addrs, nil
 }
