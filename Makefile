@@ -7,7 +7,7 @@
 #   make bench   all benchmarks, same services (BENCH=regexp BENCHTIME=1s|100x PKGS=./internal/...)
 #   make chaos   the long chaos runs of berth serve and of the emulated AWS stack (BERTH_CHAOS_SEED=n replays a
 #                run, BERTH_CHAOS_OPS=n sizes it) and the long bind-isolation property run (BERTH_BINDS_SEED=n replays it)
-#   make lint    gofmt + go vet + golangci-lint (.golangci.yml) + cfn-lint template.yaml (when installed)
+#   make lint    gofmt + go vet + docs' references (scripts/docrefs) + golangci-lint (.golangci.yml) + cfn-lint template.yaml (when installed)
 #   make build-<LogicalId> ARTIFACTS_DIR=dir   one function of template.yaml (what `sam build` calls)
 #   make run     berth serve on this machine: API on http://127.0.0.1:8080 (ARGS="--addr 127.0.0.1:9090"); starts a Docker engine if none answers
 #   make emulate the SAM stack of template.yaml on this machine: API on http://$EMULATE_ADDR (default 127.0.0.1:3000)
@@ -113,6 +113,8 @@ lint:
 	@unformatted=$$(find . -name '*.go' -not -path './.git/*' -not -path './dist/*' -not -path '*/node_modules/*' -not -path './cdk.out/*' -print0 | xargs -0 -r gofmt -l); \
 	if [[ -n $$unformatted ]]; then echo "gofmt: these files need \`gofmt -w\`:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	@# Every path, Go file, package-qualified name and section the docs (README.md, docs/*.md) name exists.
+	$(GO) run ./scripts/docrefs
 	@# Pinned in scripts/golangci-lint.sh, built into $$HOME/.cache/berth/ on first use.
 	bash scripts/golangci-lint.sh run $(PKGS)
 	@# cfn-lint (with aws-sam-translator) comes with the machine image, not from a registry: skipped
