@@ -112,7 +112,7 @@ type BindLedgerStore interface {
 // CreateParams is everything a create writes in one transaction.
 type CreateParams struct {
 	// Instance must have an ID, Status pending (or empty) and Version 1
-	// (or 0); the store sets EventSeq to 1 (PrepareCreate is the rule).
+	// (or 0); the store sets EventSeq to 1 (PlanCreate is the rule).
 	Instance container.Instance
 	// Outbox is the create request; its InstanceID and InstanceVersion must
 	// match the instance, or be empty to be filled in from it.
@@ -184,7 +184,8 @@ type DeleteParams struct {
 	// CompleteOutboxID, if set, marks that outbox item done in the same transaction.
 	CompleteOutboxID string
 	// Deliveries are webhook deliveries (OpDeliver items) of the removal,
-	// written in the same transaction; PrepareRemoval fills in each one.
+	// written in the same transaction; PrepareOutbox fills in each one with
+	// the instance as last stored, numbered to the removal's event.
 	Deliveries []container.OutboxItem
 }
 
