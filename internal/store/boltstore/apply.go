@@ -24,6 +24,8 @@ func apply(tx *bolt.Tx, w *store.Write, part store.Part) error {
 		return applyIdempotency(tx, p.Record, w.At)
 	case store.TemplateUnchanged:
 		return templateUnchanged(tx, p.Template)
+	case store.BindLedgerPut:
+		return putLedger(tx, p)
 	}
 	return fmt.Errorf("no applier for a %T: %w", part, store.ErrInvalidParams)
 }

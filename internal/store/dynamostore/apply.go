@@ -36,6 +36,8 @@ func (s *Store) apply(x *txWrite, part store.Part, c *commitState) error {
 		}
 		x.t.check(roleTemplate, s.templates, templateKey(p.Template.Name), cond)
 		x.keys[roleTemplate] = p.Template.Name
+	case store.BindLedgerPut:
+		return s.ledgerPut(&x.t, p)
 	default:
 		return fmt.Errorf("no applier for a %T: %w", part, store.ErrInvalidParams)
 	}
