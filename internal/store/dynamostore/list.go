@@ -80,37 +80,18 @@ func (s *Store) ListInstances(ctx context.Context, q store.ListQuery) (store.Pag
 
 // listOwner lists one owner's instances through by_owner, in ID order.
 func (s *Store) listOwner(ctx context.Context, op string, q store.ListQuery) (store.Page[container.Instance], error) {
-	c, err := decodeCursor(q.Cursor, cursorOwner)
-	if err != nil {
-		return store.Page[container.Instance]{}, err
-	}
-	var start map[string]types.AttributeValue
-	if c.ID != "" {
-		start = map[string]types.AttributeValue{AttrID: strAV(c.ID), AttrOwner: strAV(q.Owner)}
-	}
 	e := newExpr()
 	keyCond := e.n(AttrOwner) + " = " + e.s(q.Owner)
 	filter := instanceFilter(e, q, true)
-	items, more, err := collect(ctx, s.queryIndex(op, IndexByOwner, keyCond, filter, e), start, pageLimit(q.Limit), filter != "")
-	if err != nil {
-		return store.Page[container.Instance]{}, err
+	after := func(id string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{AttrID: strAV(id), AttrOwner: strAV(q.Owner)}
 	}
-	return s.instancePage(op, items, more, func(last container.Instance) cursor {
-		return cursor{Kind: cursorOwner, ID: last.ID}
-	})
+	return s.listAfter(ctx, op, q, cursorOwner, after, s.queryIndex(op, IndexByOwner, keyCond, filter, e), filter != "")
 }
 
 // listScan lists every owner's instances (no owner, no status) with a
 // consistent scan.
 func (s *Store) listScan(ctx context.Context, op string, q store.ListQuery) (store.Page[container.Instance], error) {
-	c, err := decodeCursor(q.Cursor, cursorScan)
-	if err != nil {
-		return store.Page[container.Instance]{}, err
-	}
-	var start map[string]types.AttributeValue
-	if c.ID != "" {
-		start = instanceKey(c.ID)
-	}
 	e := newExpr()
 	filter := instanceFilter(e, q, false)
 	fetch := func(ctx context.Context, start map[string]types.AttributeValue, n int32) ([]map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
@@ -131,12 +112,28 @@ func (s *Store) listScan(ctx context.Context, op string, q store.ListQuery) (sto
 		}
 		return out.Items, out.LastEvaluatedKey, nil
 	}
-	items, more, err := collect(ctx, fetch, start, pageLimit(q.Limit), filter != "")
+	return s.listAfter(ctx, op, q, cursorScan, instanceKey, fetch, filter != "")
+}
+
+// listAfter pages through fetch from the instance after the one q's cursor
+// (of kind) names; after turns that instance's ID into the key to start
+// from.
+func (s *Store) listAfter(ctx context.Context, op string, q store.ListQuery, kind string,
+	after func(id string) map[string]types.AttributeValue, fetch fetcher, filtered bool) (store.Page[container.Instance], error) {
+	c, err := decodeCursor(q.Cursor, kind)
+	if err != nil {
+		return store.Page[container.Instance]{}, err
+	}
+	var start map[string]types.AttributeValue
+	if c.ID != "" {
+		start = after(c.ID)
+	}
+	items, more, err := collect(ctx, fetch, start, pageLimit(q.Limit), filtered)
 	if err != nil {
 		return store.Page[container.Instance]{}, err
 	}
 	return s.instancePage(op, items, more, func(last container.Instance) cursor {
-		return cursor{Kind: cursorScan, ID: last.ID}
+		return cursor{Kind: kind, ID: last.ID}
 	})
 }
 
