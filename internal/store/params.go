@@ -14,18 +14,14 @@ import (
 // instance…). It is the caller's bug; nothing was written.
 var ErrInvalidParams = errors.New("invalid store parameters")
 
-// PrepareCreate checks CreateParams and fills in what the store owns, so
-// every backend accepts and refuses the same creates: the instance must
-// have an ID and be pending (an empty status means pending) at version 1
-// (0 means 1); its EventSeq becomes 1 and empty times now. The outbox item
-// must have an ID; an empty InstanceID or zero InstanceVersion is filled
-// from the instance, and any other value is refused. The event becomes the
-// instance's first. Errors wrap ErrInvalidParams.
-func PrepareCreate(p CreateParams, now time.Time) (container.Instance, container.OutboxItem, container.Event, error) {
-	in := p.Instance.Clone()
-	invalid := func(format string, args ...any) (container.Instance, container.OutboxItem, container.Event, error) {
-		return container.Instance{}, container.OutboxItem{}, container.Event{},
-			fmt.Errorf("create %q: %s: %w", in.ID, fmt.Sprintf(format, args...), ErrInvalidParams)
+// prepareInstance checks a new instance and fills in what the store owns,
+// so every backend accepts and refuses the same creates: it must have an ID
+// and be pending (an empty status means pending) at version 1 (0 means 1);
+// its EventSeq becomes 1 and empty times now. Errors wrap ErrInvalidParams.
+func prepareInstance(in container.Instance, now time.Time) (container.Instance, error) {
+	in = in.Clone()
+	invalid := func(format string, args ...any) (container.Instance, error) {
+		return container.Instance{}, fmt.Errorf("create %q: %s: %w", in.ID, fmt.Sprintf(format, args...), ErrInvalidParams)
 	}
 	if in.ID == "" {
 		return invalid("the instance has no id")
@@ -51,12 +47,7 @@ func PrepareCreate(p CreateParams, now time.Time) (container.Instance, container
 		in.UpdatedAt = in.CreatedAt
 	}
 	in.EventSeq = 1
-
-	ob, err := PrepareOutbox(p.Outbox, in, now)
-	if err != nil {
-		return container.Instance{}, container.OutboxItem{}, container.Event{}, fmt.Errorf("create %q: %w", in.ID, err)
-	}
-	return in, ob, FillEvent(p.Event, in.ID, 1, now), nil
+	return in, nil
 }
 
 // PrepareOutbox checks an outbox item written with a change that leaves
@@ -111,12 +102,4 @@ func FillEvent(ev container.Event, instanceID string, seq int64, now time.Time) 
 		ev.At = now
 	}
 	return ev
-}
-
-// PrepareRemoval is PrepareOutbox for a delivery of an instance's removal
-// (DeleteParams.Deliveries): the instance as it was last stored, with
-// lastSeq, the number of the removal's event, as its change's number.
-func PrepareRemoval(ob container.OutboxItem, inst container.Instance, lastSeq int64, now time.Time) (container.OutboxItem, error) {
-	inst.EventSeq = lastSeq
-	return PrepareOutbox(ob, inst, now)
 }

@@ -7,6 +7,20 @@
 // ErrAlreadyExists, ErrQueueFull, ErrInvalidParams and
 // fsm.ErrInvalidTransition. Anything else
 // means the store could not be reached or failed; callers may retry it.
+//
+// Instance writes are composed from rules. PlanCreate, PlanTransition and
+// PlanDelete (write.go) describe a write once for every backend: they set
+// the fields the store owns, then each rule (a rule_*.go file: outbox
+// item, deliveries, admission, completion, dispatch mark, idempotency,
+// template check) adds its parts (parts.go); the bind ledger's writes
+// follow rule_bindledger.go. A backend commits a Write in
+// one transaction with one small applier per kind of part, and knows no
+// rule. So a new rule is a file here and a conformance case in storetest;
+// only a new kind of part also needs an applier in each backend. A quota
+// reservation, for example (a per-owner counter reserved on create and
+// released on terminal transitions), would be rule_quota.go adding a
+// counter part on create and on a transition to stopped or failed, plus
+// that part's applier in boltstore and dynamostore.
 package store
 
 import (
@@ -112,7 +126,7 @@ type BindLedgerStore interface {
 // CreateParams is everything a create writes in one transaction.
 type CreateParams struct {
 	// Instance must have an ID, Status pending (or empty) and Version 1
-	// (or 0); the store sets EventSeq to 1 (PrepareCreate is the rule).
+	// (or 0); the store sets EventSeq to 1 (PlanCreate is the rule).
 	Instance container.Instance
 	// Outbox is the create request; its InstanceID and InstanceVersion must
 	// match the instance, or be empty to be filled in from it.
@@ -184,7 +198,8 @@ type DeleteParams struct {
 	// CompleteOutboxID, if set, marks that outbox item done in the same transaction.
 	CompleteOutboxID string
 	// Deliveries are webhook deliveries (OpDeliver items) of the removal,
-	// written in the same transaction; PrepareRemoval fills in each one.
+	// written in the same transaction; PrepareOutbox fills in each one with
+	// the instance as last stored, numbered to the removal's event.
 	Deliveries []container.OutboxItem
 }
 

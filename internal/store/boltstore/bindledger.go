@@ -28,13 +28,12 @@ func (s *Store) GetBindLedger(ctx context.Context) (container.BindLedger, error)
 
 // PutBindLedger replaces the ledger if it is still at l.Version.
 func (s *Store) PutBindLedger(ctx context.Context, l container.BindLedger) (container.BindLedger, error) {
-	var out container.BindLedger
-	err := s.update(ctx, "put bind ledger", func(tx *bolt.Tx) error {
-		var err error
-		out, err = s.putLedger(tx, l)
-		return err
-	})
-	return out, err
+	put := store.PlanLedger(l, s.now())
+	err := s.update(ctx, "put bind ledger", func(tx *bolt.Tx) error { return putLedger(tx, put) })
+	if err != nil {
+		return container.BindLedger{}, err
+	}
+	return put.Ledger, nil
 }
 
 // PutTemplateWithLedger writes the template and the ledger in one
@@ -44,8 +43,9 @@ func (s *Store) PutTemplateWithLedger(ctx context.Context, t container.Template,
 		return container.Template{}, false, fmt.Errorf("boltstore: put template: template has no name")
 	}
 	var created bool
+	put := store.PlanLedger(l, s.now())
 	err := s.update(ctx, "put template "+t.Name+" with bind ledger", func(tx *bolt.Tx) error {
-		if _, err := s.putLedger(tx, l); err != nil {
+		if err := putLedger(tx, put); err != nil {
 			return err
 		}
 		var err error
@@ -58,16 +58,15 @@ func (s *Store) PutTemplateWithLedger(ctx context.Context, t container.Template,
 	return t, created, nil
 }
 
-func (s *Store) putLedger(tx *bolt.Tx, l container.BindLedger) (container.BindLedger, error) {
+// putLedger is the applier of a store.BindLedgerPut.
+func putLedger(tx *bolt.Tx, put store.BindLedgerPut) error {
 	b := tx.Bucket(bucketMeta)
 	var cur container.BindLedger
 	if _, err := getJSON(b, keyBindLedger, &cur); err != nil {
-		return cur, err
+		return err
 	}
-	if cur.Version != l.Version {
-		return cur, fmt.Errorf("bind ledger at version %d, not %d: %w", cur.Version, l.Version, store.ErrBindLedgerChanged)
+	if want := put.Ledger.Version - 1; cur.Version != want {
+		return fmt.Errorf("bind ledger at version %d, not %d: %w", cur.Version, want, store.ErrBindLedgerChanged)
 	}
-	l.Version++
-	l.UpdatedAt = s.now().UTC()
-	return l, putJSON(b, keyBindLedger, l)
+	return putJSON(b, keyBindLedger, put.Ledger)
 }

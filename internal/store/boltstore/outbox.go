@@ -184,21 +184,10 @@ func dispatchOutbox(tx *bolt.Tx, id string, at time.Time) error {
 	return saveOutbox(tx, ob, container.OutboxPending)
 }
 
-func putNewOutbox(tx *bolt.Tx, ob container.OutboxItem, now time.Time) error {
-	if ob.ID == "" {
-		return errors.New("outbox item has no id")
-	}
+// putNewOutbox writes an item store.PrepareOutbox made ready.
+func putNewOutbox(tx *bolt.Tx, ob container.OutboxItem) error {
 	if tx.Bucket(bucketOutbox).Get([]byte(ob.ID)) != nil {
 		return fmt.Errorf("outbox item %s: %w", ob.ID, store.ErrAlreadyExists)
-	}
-	if ob.State == "" {
-		ob.State = container.OutboxPending
-	}
-	if ob.CreatedAt.IsZero() {
-		ob.CreatedAt = now
-	}
-	if ob.UpdatedAt.IsZero() {
-		ob.UpdatedAt = ob.CreatedAt
 	}
 	if err := indexDelivery(tx, ob); err != nil {
 		return err

@@ -92,18 +92,6 @@ func admissionAdd(d int64) *expr {
 	return e
 }
 
-// slotDelta is how a transition changes the admission count.
-func slotDelta(from, to fsm.Status) int64 {
-	var d int64
-	if from.HoldsCreateSlot() {
-		d--
-	}
-	if to.HoldsCreateSlot() {
-		d++
-	}
-	return d
-}
-
 // slotShard is the shard an instance item holds its slot on. One recorded
 // beyond the configured count (the count was lowered since) is counted and
 // released on the last shard, so that releases and RepairAdmission agree;

@@ -34,25 +34,23 @@ func (s *Store) GetBindLedger(ctx context.Context) (container.BindLedger, error)
 	return l, nil
 }
 
-// ledgerPut is the put of l at l.Version+1, conditioned on the stored
-// version being l.Version (no item for 0).
-func (s *Store) ledgerPut(t *txn, l container.BindLedger) (container.BindLedger, error) {
-	l.Version++
-	l.UpdatedAt = s.now().UTC()
-	item, cond, err := docPut(bindLedgerName, l, l.Version)
+// ledgerPut is the applier of a store.BindLedgerPut: a put conditioned
+// on the stored version (no item for version 1).
+func (s *Store) ledgerPut(t *txn, put store.BindLedgerPut) error {
+	item, cond, err := docPut(bindLedgerName, put.Ledger, put.Ledger.Version)
 	if err != nil {
-		return l, err
+		return err
 	}
 	t.put(roleLedger, s.counters, item, cond)
-	return l, nil
+	return nil
 }
 
 // PutBindLedger replaces the ledger if it is still at l.Version.
 func (s *Store) PutBindLedger(ctx context.Context, l container.BindLedger) (container.BindLedger, error) {
 	const op = "put bind ledger"
 	t := &txn{}
-	next, err := s.ledgerPut(t, l)
-	if err != nil {
+	put := store.PlanLedger(l, s.now())
+	if err := s.ledgerPut(t, put); err != nil {
 		return container.BindLedger{}, fmt.Errorf("dynamostore: %s: %w", op, err)
 	}
 	token := newRequestToken()
@@ -62,7 +60,7 @@ func (s *Store) PutBindLedger(ctx context.Context, l container.BindLedger) (cont
 		case err != nil:
 			return container.BindLedger{}, fail(op, s.counters, bindLedgerName, err)
 		case out == nil:
-			return next, nil
+			return put.Ledger, nil
 		case out.failed[roleLedger]:
 			return container.BindLedger{}, failWith(store.ErrBindLedgerChanged, op, s.counters, bindLedgerName)
 		case !out.conflict:
@@ -79,10 +77,11 @@ func (s *Store) PutBindLedger(ctx context.Context, l container.BindLedger) (cont
 // PutTemplate) and the ledger in one transaction.
 func (s *Store) PutTemplateWithLedger(ctx context.Context, t container.Template, l container.BindLedger) (container.Template, bool, error) {
 	const op = "put template with bind ledger"
+	put := store.PlanLedger(l, s.now())
 	return s.putTemplate(ctx, op, t, func(item map[string]types.AttributeValue, cond *expr) (error, error) {
 		tx := &txn{}
 		tx.put(roleTemplate, s.templates, item, cond)
-		if _, err := s.ledgerPut(tx, l); err != nil {
+		if err := s.ledgerPut(tx, put); err != nil {
 			return nil, fmt.Errorf("dynamostore: %s: %w", op, err)
 		}
 		out, err := s.run(ctx, tx, newRequestToken().attempt(1))

@@ -107,27 +107,11 @@ func (s *Store) ListEvents(ctx context.Context, instanceID, cur string, limit in
 	if cur == "" {
 		from = markerSeq
 	}
-	fetch := func(ctx context.Context, start map[string]types.AttributeValue, n int32) ([]map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
-		e := newExpr()
-		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.events),
-			KeyConditionExpression:    aws.String(e.n(AttrInstanceID) + " = " + e.s(instanceID) + " AND " + e.n(AttrSeq) + " >= " + e.num(from)),
-			ExpressionAttributeNames:  e.names,
-			ExpressionAttributeValues: e.values,
-			ExclusiveStartKey:         start,
-			ConsistentRead:            aws.Bool(true),
-			Limit:                     aws.Int32(n),
-		})
-		if err != nil {
-			return nil, nil, fail(op, s.events, instanceID, err)
-		}
-		return out.Items, out.LastEvaluatedKey, nil
-	}
 	want := limit
 	if cur == "" {
 		want++ // room for the marker
 	}
-	items, more, err := collect(ctx, fetch, nil, want, false)
+	items, more, err := collect(ctx, s.eventsFrom(op, instanceID, from), nil, want, false)
 	if err != nil {
 		return store.Page[container.Event]{}, err
 	}
@@ -151,6 +135,31 @@ func (s *Store) ListEvents(ctx context.Context, instanceID, cur string, limit in
 		return store.Page[container.Event]{}, err
 	}
 
+	return s.eventPage(op, instanceID, items, more)
+}
+
+// eventsFrom reads an instance's events from seq from on, oldest first.
+func (s *Store) eventsFrom(op, instanceID string, from int64) fetcher {
+	return func(ctx context.Context, start map[string]types.AttributeValue, n int32) ([]map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
+		e := newExpr()
+		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.events),
+			KeyConditionExpression:    aws.String(e.n(AttrInstanceID) + " = " + e.s(instanceID) + " AND " + e.n(AttrSeq) + " >= " + e.num(from)),
+			ExpressionAttributeNames:  e.names,
+			ExpressionAttributeValues: e.values,
+			ExclusiveStartKey:         start,
+			ConsistentRead:            aws.Bool(true),
+			Limit:                     aws.Int32(n),
+		})
+		if err != nil {
+			return nil, nil, fail(op, s.events, instanceID, err)
+		}
+		return out.Items, out.LastEvaluatedKey, nil
+	}
+}
+
+// eventPage decodes a page of event items.
+func (s *Store) eventPage(op, instanceID string, items []map[string]types.AttributeValue, more bool) (store.Page[container.Event], error) {
 	page := store.Page[container.Event]{Items: make([]container.Event, 0, len(items))}
 	for _, av := range items {
 		it, err := unmarshalEventItem(av)

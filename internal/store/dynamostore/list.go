@@ -55,28 +55,9 @@ func collect(ctx context.Context, fetch fetcher, start map[string]types.Attribut
 // skips an instance that exists for the whole walk.
 func (s *Store) ListInstances(ctx context.Context, q store.ListQuery) (store.Page[container.Instance], error) {
 	const op = "list instances"
-	limit := pageLimit(q.Limit)
 	switch {
 	case q.Owner != "":
-		c, err := decodeCursor(q.Cursor, cursorOwner)
-		if err != nil {
-			return store.Page[container.Instance]{}, err
-		}
-		var start map[string]types.AttributeValue
-		if c.ID != "" {
-			start = map[string]types.AttributeValue{AttrID: strAV(c.ID), AttrOwner: strAV(q.Owner)}
-		}
-		e := newExpr()
-		keyCond := e.n(AttrOwner) + " = " + e.s(q.Owner)
-		filter := instanceFilter(e, q, true)
-		items, more, err := collect(ctx, s.queryIndex(op, IndexByOwner, keyCond, filter, e), start, limit, filter != "")
-		if err != nil {
-			return store.Page[container.Instance]{}, err
-		}
-		return s.instancePage(op, items, more, func(last container.Instance) cursor {
-			return cursor{Kind: cursorOwner, ID: last.ID}
-		})
-
+		return s.listOwner(ctx, op, q)
 	case len(q.Statuses) > 0:
 		c, err := decodeCursor(q.Cursor, cursorStatuses)
 		if err != nil {
@@ -89,47 +70,71 @@ func (s *Store) ListInstances(ctx context.Context, q store.ListQuery) (store.Pag
 				statuses = append(statuses, st)
 			}
 		}
-		return s.listByStatus(ctx, op, cursorStatuses, statuses, c, limit, func(e *expr) string {
+		return s.listByStatus(ctx, op, cursorStatuses, statuses, c, pageLimit(q.Limit), func(e *expr) string {
 			return instanceFilter(e, q, false)
 		})
-
 	default:
-		c, err := decodeCursor(q.Cursor, cursorScan)
-		if err != nil {
-			return store.Page[container.Instance]{}, err
-		}
-		var start map[string]types.AttributeValue
-		if c.ID != "" {
-			start = instanceKey(c.ID)
-		}
-		e := newExpr()
-		filter := instanceFilter(e, q, false)
-		fetch := func(ctx context.Context, start map[string]types.AttributeValue, n int32) ([]map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
-			in := &dynamodb.ScanInput{
-				TableName:         aws.String(s.instances),
-				ExclusiveStartKey: start,
-				ConsistentRead:    aws.Bool(true),
-				Limit:             aws.Int32(n),
-			}
-			if filter != "" {
-				in.FilterExpression = aws.String(filter)
-				in.ExpressionAttributeNames = e.namesOrNil()
-				in.ExpressionAttributeValues = e.valuesOrNil()
-			}
-			out, err := s.client.Scan(ctx, in)
-			if err != nil {
-				return nil, nil, fail(op, s.instances, "", err)
-			}
-			return out.Items, out.LastEvaluatedKey, nil
-		}
-		items, more, err := collect(ctx, fetch, start, limit, filter != "")
-		if err != nil {
-			return store.Page[container.Instance]{}, err
-		}
-		return s.instancePage(op, items, more, func(last container.Instance) cursor {
-			return cursor{Kind: cursorScan, ID: last.ID}
-		})
+		return s.listScan(ctx, op, q)
 	}
+}
+
+// listOwner lists one owner's instances through by_owner, in ID order.
+func (s *Store) listOwner(ctx context.Context, op string, q store.ListQuery) (store.Page[container.Instance], error) {
+	e := newExpr()
+	keyCond := e.n(AttrOwner) + " = " + e.s(q.Owner)
+	filter := instanceFilter(e, q, true)
+	after := func(id string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{AttrID: strAV(id), AttrOwner: strAV(q.Owner)}
+	}
+	return s.listAfter(ctx, op, q, cursorOwner, after, s.queryIndex(op, IndexByOwner, keyCond, filter, e), filter != "")
+}
+
+// listScan lists every owner's instances (no owner, no status) with a
+// consistent scan.
+func (s *Store) listScan(ctx context.Context, op string, q store.ListQuery) (store.Page[container.Instance], error) {
+	e := newExpr()
+	filter := instanceFilter(e, q, false)
+	fetch := func(ctx context.Context, start map[string]types.AttributeValue, n int32) ([]map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
+		in := &dynamodb.ScanInput{
+			TableName:         aws.String(s.instances),
+			ExclusiveStartKey: start,
+			ConsistentRead:    aws.Bool(true),
+			Limit:             aws.Int32(n),
+		}
+		if filter != "" {
+			in.FilterExpression = aws.String(filter)
+			in.ExpressionAttributeNames = e.namesOrNil()
+			in.ExpressionAttributeValues = e.valuesOrNil()
+		}
+		out, err := s.client.Scan(ctx, in)
+		if err != nil {
+			return nil, nil, fail(op, s.instances, "", err)
+		}
+		return out.Items, out.LastEvaluatedKey, nil
+	}
+	return s.listAfter(ctx, op, q, cursorScan, instanceKey, fetch, filter != "")
+}
+
+// listAfter pages through fetch from the instance after the one q's cursor
+// (of kind) names; after turns that instance's ID into the key to start
+// from.
+func (s *Store) listAfter(ctx context.Context, op string, q store.ListQuery, kind string,
+	after func(id string) map[string]types.AttributeValue, fetch fetcher, filtered bool) (store.Page[container.Instance], error) {
+	c, err := decodeCursor(q.Cursor, kind)
+	if err != nil {
+		return store.Page[container.Instance]{}, err
+	}
+	var start map[string]types.AttributeValue
+	if c.ID != "" {
+		start = after(c.ID)
+	}
+	items, more, err := collect(ctx, fetch, start, pageLimit(q.Limit), filtered)
+	if err != nil {
+		return store.Page[container.Instance]{}, err
+	}
+	return s.instancePage(op, items, more, func(last container.Instance) cursor {
+		return cursor{Kind: kind, ID: last.ID}
+	})
 }
 
 // ListActive returns the instances in every non-terminal status, querying

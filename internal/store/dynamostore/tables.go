@@ -93,33 +93,39 @@ type TableDef struct {
 	TTLAttribute string
 }
 
+// stringAttrs defines string attributes.
+func stringAttrs(names ...string) []types.AttributeDefinition {
+	defs := make([]types.AttributeDefinition, 0, len(names))
+	for _, n := range names {
+		defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS})
+	}
+	return defs
+}
+
+// keySchema is a key schema: pk, and sk unless empty.
+func keySchema(pk, sk string) []types.KeySchemaElement {
+	ks := []types.KeySchemaElement{{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash}}
+	if sk != "" {
+		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange})
+	}
+	return ks
+}
+
+// indexAll is a global secondary index carrying every attribute.
+func indexAll(name, pk, sk string) types.GlobalSecondaryIndex {
+	return types.GlobalSecondaryIndex{
+		IndexName: aws.String(name),
+		KeySchema: keySchema(pk, sk),
+		// Listings return whole instances and outbox items, so the
+		// indexes carry everything rather than paying a GetItem per row.
+		Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+	}
+}
+
 // Tables returns the definitions of every table for a deployment prefix.
 // It is the single source of truth for the layout; the SAM template and the
 // CDK stack are checked against it.
 func Tables(prefix string) []TableDef {
-	str := func(names ...string) []types.AttributeDefinition {
-		defs := make([]types.AttributeDefinition, 0, len(names))
-		for _, n := range names {
-			defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS})
-		}
-		return defs
-	}
-	key := func(pk, sk string) []types.KeySchemaElement {
-		ks := []types.KeySchemaElement{{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash}}
-		if sk != "" {
-			ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange})
-		}
-		return ks
-	}
-	gsi := func(name, pk, sk string) types.GlobalSecondaryIndex {
-		return types.GlobalSecondaryIndex{
-			IndexName: aws.String(name),
-			KeySchema: key(pk, sk),
-			// Listings return whole instances and outbox items, so the
-			// indexes carry everything rather than paying a GetItem per row.
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-		}
-	}
 	table := func(t string, attrs []types.AttributeDefinition, ks []types.KeySchemaElement) dynamodb.CreateTableInput {
 		return dynamodb.CreateTableInput{
 			TableName:            aws.String(TableName(prefix, t)),
@@ -129,16 +135,16 @@ func Tables(prefix string) []TableDef {
 		}
 	}
 
-	instances := table(TableInstances, str(AttrID, AttrOwner, AttrStatusKey), key(AttrID, ""))
+	instances := table(TableInstances, stringAttrs(AttrID, AttrOwner, AttrStatusKey), keySchema(AttrID, ""))
 	instances.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{
-		gsi(IndexByOwner, AttrOwner, AttrID),
-		gsi(IndexByStatus, AttrStatusKey, AttrID),
+		indexAll(IndexByOwner, AttrOwner, AttrID),
+		indexAll(IndexByStatus, AttrStatusKey, AttrID),
 	}
 
-	outbox := table(TableOutbox, str(AttrID, AttrUndispatched, AttrCreatedKey, AttrWebhookID), key(AttrID, ""))
+	outbox := table(TableOutbox, stringAttrs(AttrID, AttrUndispatched, AttrCreatedKey, AttrWebhookID), keySchema(AttrID, ""))
 	outbox.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{
-		gsi(IndexUndispatched, AttrUndispatched, AttrCreatedKey),
-		gsi(IndexByWebhook, AttrWebhookID, AttrCreatedKey),
+		indexAll(IndexUndispatched, AttrUndispatched, AttrCreatedKey),
+		indexAll(IndexByWebhook, AttrWebhookID, AttrCreatedKey),
 	}
 	// The dispatcher consumes INSERTs; the old image lets it tell re-marks apart.
 	outbox.StreamSpecification = &types.StreamSpecification{
@@ -149,15 +155,15 @@ func Tables(prefix string) []TableDef {
 	events := table(TableEvents, []types.AttributeDefinition{
 		{AttributeName: aws.String(AttrInstanceID), AttributeType: types.ScalarAttributeTypeS},
 		{AttributeName: aws.String(AttrSeq), AttributeType: types.ScalarAttributeTypeN},
-	}, key(AttrInstanceID, AttrSeq))
+	}, keySchema(AttrInstanceID, AttrSeq))
 
 	return []TableDef{
 		{Table: TableInstances, Create: instances},
 		{Table: TableOutbox, Create: outbox, TTLAttribute: AttrExpiresAt},
 		{Table: TableEvents, Create: events, TTLAttribute: AttrExpiresAt},
-		{Table: TableTemplates, Create: table(TableTemplates, str(AttrName), key(AttrName, ""))},
-		{Table: TableIdempotency, Create: table(TableIdempotency, str(AttrPK), key(AttrPK, "")), TTLAttribute: AttrExpiresAt},
-		{Table: TableCounters, Create: table(TableCounters, str(AttrName), key(AttrName, ""))},
+		{Table: TableTemplates, Create: table(TableTemplates, stringAttrs(AttrName), keySchema(AttrName, ""))},
+		{Table: TableIdempotency, Create: table(TableIdempotency, stringAttrs(AttrPK), keySchema(AttrPK, "")), TTLAttribute: AttrExpiresAt},
+		{Table: TableCounters, Create: table(TableCounters, stringAttrs(AttrName), keySchema(AttrName, ""))},
 	}
 }
 
