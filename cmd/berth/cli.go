@@ -260,6 +260,17 @@ func (app *cliApp) parse(fs *flag.FlagSet, args []string, argNames ...string) ([
 	return pos, nil
 }
 
+// forID parses a command that takes one argument, a resource's ID, and
+// returns it with an API client.
+func (app *cliApp) forID(fs *flag.FlagSet, args []string) (string, *client.Client, error) {
+	pos, err := app.parse(fs, args, "ID")
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := app.client()
+	return pos[0], c, err
+}
+
 func (app *cliApp) jsonOutput() bool { return app.output == "json" }
 
 // client returns an API client from the flags and the environment.

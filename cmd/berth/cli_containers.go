@@ -116,15 +116,11 @@ func (app *cliApp) waitFailed(ctx context.Context, c *client.Client, id, status 
 }
 
 func cliContainersGet(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
-	pos, err := app.parse(fs, args, "ID")
+	id, c, err := app.forID(fs, args)
 	if err != nil {
 		return err
 	}
-	c, err := app.client()
-	if err != nil {
-		return err
-	}
-	in, err := c.GetContainer(ctx, pos[0])
+	in, err := c.GetContainer(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -180,22 +176,18 @@ func cliContainersList(ctx context.Context, app *cliApp, fs *flag.FlagSet, args 
 func cliLifecycle(op string) func(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
 	return func(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
 		ifMatch := fs.String("if-match", "", "act only if the container is at this `version` (its ETag); else 412")
-		pos, err := app.parse(fs, args, "ID")
-		if err != nil {
-			return err
-		}
-		c, err := app.client()
+		id, c, err := app.forID(fs, args)
 		if err != nil {
 			return err
 		}
 		var in client.Instance
 		switch op {
 		case "start":
-			in, err = c.StartContainer(ctx, pos[0], *ifMatch)
+			in, err = c.StartContainer(ctx, id, *ifMatch)
 		case "stop":
-			in, err = c.StopContainer(ctx, pos[0], *ifMatch)
+			in, err = c.StopContainer(ctx, id, *ifMatch)
 		case "delete":
-			in, err = c.DeleteContainer(ctx, pos[0], *ifMatch)
+			in, err = c.DeleteContainer(ctx, id, *ifMatch)
 		default:
 			err = errors.New("unknown operation " + op)
 		}

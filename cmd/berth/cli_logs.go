@@ -32,11 +32,7 @@ func cliContainersLogs(ctx context.Context, app *cliApp, fs *flag.FlagSet, args 
 	fs.StringVar(&o.Stream, "stream", "", "stdout, stderr or both (default both)")
 	fs.BoolVar(&o.Timestamps, "timestamps", false, "start each line with its time")
 	raw := fs.Bool("raw", false, "print control characters as the container wrote them, not as ?")
-	pos, err := app.parse(fs, args, "ID")
-	if err != nil {
-		return err
-	}
-	c, err := app.client()
+	id, c, err := app.forID(fs, args)
 	if err != nil {
 		return err
 	}
@@ -44,10 +40,10 @@ func cliContainersLogs(ctx context.Context, app *cliApp, fs *flag.FlagSet, args 
 	// it, rewrite what is shown, answer back through it).
 	return cliCleanOutput(app.stdout, *raw, func(w io.Writer) error {
 		if o.Follow {
-			return c.FollowLogs(ctx, pos[0], o, w)
+			return c.FollowLogs(ctx, id, o, w)
 		}
 		for {
-			next, err := c.Logs(ctx, pos[0], o, w)
+			next, err := c.Logs(ctx, id, o, w)
 			if err != nil || next == "" || next == o.Since {
 				return err
 			}

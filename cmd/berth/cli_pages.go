@@ -20,16 +20,12 @@ func cliPagedListing[T any](what string, fetch func(c *client.Client, ctx contex
 		limit := fs.Int("limit", 0, "page size `N`, 1-100 (default: the server's, 50)")
 		cursor := fs.String("cursor", "", "continue from this `cursor` (a previous page's next_cursor)")
 		allPages := fs.Bool("all-pages", false, "follow the cursors to the last page")
-		pos, err := app.parse(fs, args, "ID")
-		if err != nil {
-			return err
-		}
-		c, err := app.client()
+		id, c, err := app.forID(fs, args)
 		if err != nil {
 			return err
 		}
 		page, err := cliPages(*cursor, *allPages, func(cursor string) (client.Page[T], error) {
-			return fetch(c, ctx, pos[0], cursor, *limit)
+			return fetch(c, ctx, id, cursor, *limit)
 		})
 		if err != nil {
 			return err

@@ -84,15 +84,11 @@ func cliWebhooksList(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []
 }
 
 func cliWebhooksGet(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
-	pos, err := app.parse(fs, args, "ID")
+	id, c, err := app.forID(fs, args)
 	if err != nil {
 		return err
 	}
-	c, err := app.client()
-	if err != nil {
-		return err
-	}
-	w, err := c.GetWebhook(ctx, pos[0])
+	w, err := c.GetWebhook(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -103,19 +99,15 @@ func cliWebhooksGet(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []s
 }
 
 func cliWebhooksDelete(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
-	pos, err := app.parse(fs, args, "ID")
+	id, c, err := app.forID(fs, args)
 	if err != nil {
 		return err
 	}
-	c, err := app.client()
-	if err != nil {
-		return err
-	}
-	if err := c.DeleteWebhook(ctx, pos[0]); err != nil {
+	if err := c.DeleteWebhook(ctx, id); err != nil {
 		return err
 	}
 	if !app.jsonOutput() {
-		fmt.Fprintf(app.stdout, "webhook %s deleted\n", cliClean(pos[0]))
+		fmt.Fprintf(app.stdout, "webhook %s deleted\n", cliClean(id))
 	}
 	return nil
 }
