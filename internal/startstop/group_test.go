@@ -1,4 +1,4 @@
-package service_test
+package startstop_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/berth-io/berth/internal/service"
+	"github.com/berth-io/berth/internal/startstop"
 )
 
 // journal records the services' starts and stops in order.
@@ -30,8 +30,8 @@ func (j *journal) index(s string) int {
 }
 
 // recorded runs until stopped, writing "start name" and "stop name".
-func recorded(j *journal, name string) *service.Loop {
-	return service.New(name, service.Blocking(func(ctx context.Context) error {
+func recorded(j *journal, name string) *startstop.Loop {
+	return startstop.New(name, startstop.Blocking(func(ctx context.Context) error {
 		j.add("start " + name)
 		<-ctx.Done()
 		j.add("stop " + name)
@@ -49,7 +49,7 @@ func (j *journal) before(t *testing.T, a, b string) {
 
 func TestGroupStartsInStagesAndStopsInReverse(t *testing.T) {
 	j := &journal{}
-	g := service.NewGroup("test", nil).
+	g := startstop.NewGroup("test", nil).
 		Stage("loops", recorded(j, "a"), recorded(j, "b")).
 		Stage("intake", recorded(j, "c"))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,7 +79,7 @@ func TestGroupStopsAllOnTheFirstFailure(t *testing.T) {
 	j := &journal{}
 	boom := errors.New("boom")
 	fail := make(chan struct{})
-	failing := service.New("failing", service.Blocking(func(ctx context.Context) error {
+	failing := startstop.New("failing", startstop.Blocking(func(ctx context.Context) error {
 		select {
 		case <-fail:
 			return boom
@@ -87,7 +87,7 @@ func TestGroupStopsAllOnTheFirstFailure(t *testing.T) {
 			return nil
 		}
 	}))
-	g := service.NewGroup("test", nil).Stage("first", recorded(j, "a")).Stage("second", failing, recorded(j, "b"))
+	g := startstop.NewGroup("test", nil).Stage("first", recorded(j, "a")).Stage("second", failing, recorded(j, "b"))
 	done := make(chan error, 1)
 	go func() { done <- g.Run(context.Background()) }()
 	wait(t, g.Started(), "group started")
@@ -102,7 +102,7 @@ func TestGroupStopsAllOnTheFirstFailure(t *testing.T) {
 
 func TestGroupStopsOnStop(t *testing.T) {
 	j := &journal{}
-	g := service.NewGroup("test", nil).Stage("only", recorded(j, "a"))
+	g := startstop.NewGroup("test", nil).Stage("only", recorded(j, "a"))
 	if err := g.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -114,16 +114,16 @@ func TestGroupStopsOnStop(t *testing.T) {
 }
 
 // refusing is a Service whose Start fails.
-type refusing struct{ *service.Loop }
+type refusing struct{ *startstop.Loop }
 
 func (refusing) Start(context.Context) error { return errors.New("no") }
 
 func TestGroupStartFailureStopsWhatStarted(t *testing.T) {
 	j := &journal{}
 	a := recorded(j, "a")
-	g := service.NewGroup("test", nil).
+	g := startstop.NewGroup("test", nil).
 		Stage("first", a).
-		Stage("second", refusing{service.New("refusing", nil)}).
+		Stage("second", refusing{startstop.New("refusing", nil)}).
 		Stage("third", recorded(j, "c"))
 	err := g.Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "refusing") {
@@ -142,8 +142,8 @@ func TestGroupStartFailureStopsWhatStarted(t *testing.T) {
 // leaves the others running.
 func TestGroupOutlivesAServiceThatEnds(t *testing.T) {
 	j := &journal{}
-	once := service.New("once", service.Once(func(context.Context) {}))
-	g := service.NewGroup("test", nil).Stage("only", once, recorded(j, "a"))
+	once := startstop.New("once", startstop.Once(func(context.Context) {}))
+	g := startstop.NewGroup("test", nil).Stage("only", once, recorded(j, "a"))
 	if err := g.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package service gives berth's background loops one life cycle, on the
+// Package startstop gives berth's background loops one life cycle, on the
 // model of riverqueue/river's start/stop services: a Service is started,
 // signals that it runs (Started), is stopped by its Stop or by the end of
 // the context it was started with, and signals that it has returned
@@ -6,4 +6,4 @@
 // NextPass), so that tests wait on signals rather than on time. A Group
 // starts named services in stages and stops them in the reverse order,
 // which is how a process states its shutdown order in one place.
-package service
+package startstop

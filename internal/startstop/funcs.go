@@ -1,4 +1,4 @@
-package service
+package startstop
 
 import (
 	"context"
@@ -38,4 +38,9 @@ func Once(pass func(ctx context.Context)) Func {
 // when ctx ends.
 func Blocking(run func(ctx context.Context) error) Func {
 	return func(ctx context.Context, _ func()) error { return run(ctx) }
+}
+
+// Until runs a loop that returns when ctx ends and cannot fail.
+func Until(run func(ctx context.Context)) Func {
+	return func(ctx context.Context, _ func()) error { run(ctx); return nil }
 }

@@ -1,4 +1,4 @@
-package service_test
+package startstop_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-io/berth/internal/service"
+	"github.com/berth-io/berth/internal/startstop"
 )
 
 // wait fails the test when ch is not closed within a generous bound: the
@@ -23,7 +23,7 @@ func wait(t *testing.T, ch <-chan struct{}, what string) {
 
 func TestLoopSignalsStartPassesAndStop(t *testing.T) {
 	var passes atomic.Int32
-	l := service.New("ticker", service.Every(time.Millisecond, func(context.Context) { passes.Add(1) }))
+	l := startstop.New("ticker", startstop.Every(time.Millisecond, func(context.Context) { passes.Add(1) }))
 	next := l.NextPass()
 	if err := l.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestLoopSignalsStartPassesAndStop(t *testing.T) {
 
 func TestLoopStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := service.New("blocking", service.Blocking(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }))
+	l := startstop.New("blocking", startstop.Blocking(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }))
 	if err := l.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestLoopStopsWithItsContext(t *testing.T) {
 
 func TestLoopFailure(t *testing.T) {
 	boom := errors.New("boom")
-	l := service.New("failing", service.Blocking(func(context.Context) error { return boom }))
+	l := startstop.New("failing", startstop.Blocking(func(context.Context) error { return boom }))
 	if err := l.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestLoopFailure(t *testing.T) {
 }
 
 func TestLoopStartsOnce(t *testing.T) {
-	l := service.New("once", service.Once(func(context.Context) {}))
+	l := startstop.New("once", startstop.Once(func(context.Context) {}))
 	l.Stop() // before Start: nothing to stop, no wait
 	if err := l.Start(context.Background()); err != nil {
 		t.Fatal(err)
