@@ -6,8 +6,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,9 +23,9 @@ import (
 // Unit tests of each middleware on its own, around a stub handler, with a
 // store and a manager that record what they were asked.
 
-// books is a Store that keeps one outbox item and records the bookkeeping.
+// books is a Store that keeps one outbox item and records the bookkeeping
+// (the middleware call it synchronously: no lock needed).
 type books struct {
-	mu    sync.Mutex
 	item  container.OutboxItem
 	err   error // GetOutbox's
 	calls []string
@@ -33,22 +33,7 @@ type books struct {
 
 var _ Store = (*books)(nil)
 
-func (b *books) record(s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.calls = append(b.calls, s)
-}
-
-func (b *books) called(s string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, c := range b.calls {
-		if c == s {
-			return true
-		}
-	}
-	return false
-}
+func (b *books) called(s string) bool { return slices.Contains(b.calls, s) }
 
 func (b *books) GetInstance(context.Context, string) (container.Instance, error) {
 	return container.Instance{}, store.ErrNotFound
@@ -64,15 +49,18 @@ func (b *books) GetOutbox(_ context.Context, id string) (container.OutboxItem, e
 	return b.item, nil
 }
 
-func (b *books) MarkDone(context.Context, string, time.Time) error { b.record("done"); return nil }
+func (b *books) MarkDone(context.Context, string, time.Time) error {
+	b.calls = append(b.calls, "done")
+	return nil
+}
 
 func (b *books) MarkAttempt(context.Context, string, int, string, time.Time) error {
-	b.record("attempt")
+	b.calls = append(b.calls, "attempt")
 	return nil
 }
 
 func (b *books) MarkFailed(context.Context, string, int, string, time.Time) error {
-	b.record("failed")
+	b.calls = append(b.calls, "failed")
 	return nil
 }
 
