@@ -151,7 +151,9 @@ func (g *Group) stopStages(last int) {
 	}
 }
 
-// Stop stops the group and waits until every service has stopped.
+// Stop stops the group and waits until every service has stopped. Called
+// before Start has returned, it does not wait: the group stops as soon as
+// it has started.
 func (g *Group) Stop() {
 	g.stopOnce.Do(func() { close(g.stop) })
 	g.mu.Lock()
