@@ -32,6 +32,7 @@ import (
 	"github.com/berth-io/berth/internal/runtime/configured"
 	"github.com/berth-io/berth/internal/runtime/docker"
 	"github.com/berth-io/berth/internal/secrets"
+	"github.com/berth-io/berth/internal/startstop"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/boltstore"
 	"github.com/berth-io/berth/internal/wiring"
@@ -298,82 +299,100 @@ func (s *server) printStartup(mode string) {
 	fmt.Fprintf(s.out, "  creates:  at most %d at once, %d waiting\n", s.cfg.Container.CreateQueueMaxConcurrency, s.cfg.Container.CreateQueueMaxPending)
 }
 
-// run starts every loop, serves until ctx ends, then shuts down in order:
-// stop intake (HTTP), let in-flight work finish (it is bounded by the
-// create start timeout), stop the loops, close the store. Work not done is
-// still in the outbox and resumes at the next start.
+// run starts every background service, serves until ctx ends, then shuts
+// down in order. Work not done is still in the outbox and resumes at the
+// next start.
 func (s *server) run(ctx context.Context) error {
+	// Deferred first, so closed last: after every service has stopped.
 	defer s.store.Close()
 	defer s.rts.Close()
 
-	loops, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopLoops()
-	var wg sync.WaitGroup
-	goLoop := func(name string, fn func(context.Context)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(loops)
-			s.log.Debug("loop stopped", "loop", name)
-		}()
-	}
 	if err := s.recoverGroups(ctx); err != nil {
 		return err
 	}
 	if err := s.recoverQueues(ctx); err != nil {
 		return err
 	}
+	services, err := s.services()
+	if err != nil {
+		return err
+	}
+	if err := services.Run(ctx); err != nil {
+		return err
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+// services are berth serve's background services in their stages. They
+// start in this order and stop in the reverse one, each stage finished
+// before the one above it is asked to stop:
+//
+//  1. loops: the outbox watcher, a state loop per runtime, the purge, the
+//     reconciler and the image check. They stop last, so that what the
+//     workers finish is still dispatched and observed.
+//  2. workers: the queues' consumers. Stopped, they take no new message
+//     and finish those in hand (bounded by the create start timeout).
+//  3. intake: the HTTP API. It stops first: no new requests, those in
+//     flight answered (up to httpShutdownTimeout).
+//
+// The store and the runtimes are closed by run once all have stopped.
+func (s *server) services() (*startstop.Group, error) {
 	ro := wiring.ReconcileOptions(s.cfg, s.manager, s.store, s.rts.All(), s.dispatcher, s.log, nil)
 	ro.Store = handedStore{Store: s.store, handover: s.handover}
 	rec, err := reconcile.New(ro)
 	if err != nil {
-		return fmt.Errorf("reconciler: %w", err)
+		return nil, fmt.Errorf("reconciler: %w", err)
 	}
-	goLoop("watcher", func(ctx context.Context) { _ = s.watcher.Run(ctx) })
+	loops := []startstop.Service{s.watcher.Service()}
 	for _, rt := range s.rts.All() {
 		// A start the state loop cannot take (a failed instance's) is
 		// converged at once by the reconciler's own rule.
-		goLoop("state "+rt.Kind(), func(ctx context.Context) { monitor.Run(ctx, rt, monitor.Converging(s.manager, rec), s.log) })
+		loops = append(loops, startstop.New("state "+rt.Kind(), startstop.Until(func(ctx context.Context) {
+			monitor.Run(ctx, rt, monitor.Converging(s.manager, rec), s.log)
+		})))
 	}
-	goLoop("purge", s.purgeLoop)
-	goLoop("reconciler", func(ctx context.Context) { rec.Loop(ctx, s.cfg.Container.ReconcileEvery) })
+	loops = append(loops, startstop.New("purge", startstop.Every(time.Hour, s.purge)), rec.Service(s.cfg.Container.ReconcileEvery))
 	if s.cfg.Container.RefreshImageStatusOnStart && s.rts.Docker != nil {
-		goLoop("images", s.checkImages)
+		loops = append(loops, startstop.New("images", startstop.Once(s.checkImages)))
 	}
-
-	workers, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-	var wwg sync.WaitGroup
-	consume := func(q queue.Queue, n int) {
-		wwg.Add(1)
-		go func() { defer wwg.Done(); _ = s.worker.Consume(workers, q, n) }()
+	consumer := func(name outbox.QueueName, n int) startstop.Service {
+		return startstop.New("consumer "+string(name), startstop.Blocking(func(ctx context.Context) error {
+			return s.worker.Consume(ctx, s.queues[name], n)
+		}))
 	}
-	// The create consumer takes as many as the semaphore allows, so a
-	// message never waits for a slot while invisible to others.
-	consume(s.queues[outbox.CreateQueue], s.cfg.Container.CreateQueueMaxConcurrency)
-	consume(s.queues[outbox.LifecycleQueue], 8)
-	// Webhook deliveries: each waits for its receiver at most
-	// webhook.DefaultTimeout, so slow receivers take these consumers only.
-	consume(s.queues[outbox.NotifyQueue], notifyConsumers)
+	return startstop.NewGroup("berth serve", s.log).
+		Stage("loops", loops...).
+		Stage("workers",
+			// The create consumer takes as many as the semaphore allows, so
+			// a message never waits for a slot while invisible to others.
+			consumer(outbox.CreateQueue, s.cfg.Container.CreateQueueMaxConcurrency),
+			consumer(outbox.LifecycleQueue, 8),
+			// Webhook deliveries: each waits for its receiver at most
+			// webhook.DefaultTimeout, so slow receivers take these
+			// consumers only.
+			consumer(outbox.NotifyQueue, notifyConsumers)).
+		Stage("intake", startstop.New("http server", startstop.Blocking(s.serveHTTP))), nil
+}
 
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- s.http.Serve(s.listener) }()
+// httpShutdownTimeout bounds how long the requests in flight at shutdown
+// are waited for.
+const httpShutdownTimeout = 30 * time.Second
+
+// serveHTTP serves the API until ctx ends, then stops taking requests and
+// lets those in flight finish.
+func (s *server) serveHTTP(ctx context.Context) error {
+	served := make(chan error, 1)
+	go func() { served <- s.http.Serve(s.listener) }()
 	select {
+	case err := <-served:
+		return err
 	case <-ctx.Done():
-	case err := <-serveErr:
-		stopWorkers()
-		wwg.Wait()
-		return fmt.Errorf("http server: %w", err)
 	}
-
 	s.log.Info("shutting down: no new requests; finishing work in hand")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 	defer cancel()
 	_ = s.http.Shutdown(shutdownCtx)
-	stopWorkers()
-	wwg.Wait()
-	stopLoops()
-	wg.Wait()
-	s.log.Info("stopped")
 	return nil
 }
 
@@ -411,18 +430,10 @@ func (s *server) recoverGroups(ctx context.Context) error {
 	return nil
 }
 
-func (s *server) purgeLoop(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if _, err := s.store.Purge(ctx, time.Now()); err != nil && ctx.Err() == nil {
-			s.log.Warn("purging expired data", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// purge deletes expired data (a pass of the hourly purge service).
+func (s *server) purge(ctx context.Context) {
+	if _, err := s.store.Purge(ctx, time.Now()); err != nil && ctx.Err() == nil {
+		s.log.Warn("purging expired data", "error", err)
 	}
 }
 

@@ -13,8 +13,6 @@ import (
 	"github.com/berth-io/berth/internal/lambdasqs"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
-	"github.com/berth-io/berth/internal/outbox"
-	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
@@ -70,8 +68,9 @@ func newFunction(cfg *config.Config, st store.Store, sqsClient sqsqueue.API, emf
 	m := manager.New(wiring.ManagerOptions(cfg, st, logger, emf))
 	wo := wiring.WorkerOptions(cfg, m, st, res, logger, emf)
 	wo.EventBus = bus
+	wo.Filter = deliveriesOnly
 	return &function{
-		p:      deliveriesOnly{w: worker.New(wo), log: logger},
+		p:      worker.New(wo),
 		q:      sqsqueue.New(sqsClient, cfg.Queue.NotifyQueueURL),
 		source: wiring.QueueName(cfg.Queue.NotifyQueueURL),
 		log:    logger,
@@ -89,23 +88,20 @@ func (f *function) handle(ctx context.Context, ev events.SQSEvent) events.SQSEve
 	return lambdasqs.Handle(ctx, f.p, f.q, ev, f.log)
 }
 
-// deliveriesOnly hands the worker deliveries only. Anything else on the
-// notify queue was misrouted: carried out here, a create or a start would
-// fail its instance for want of a runtime, so it is handed back untouched
-// and ends in the dead-letter queue, whose alarm tells the operator.
-type deliveriesOnly struct {
-	w   *worker.Worker
-	log *slog.Logger
-}
-
-var _ lambdasqs.Processor = deliveriesOnly{}
-
-// Process carries out d if it is a delivery.
-func (p deliveriesOnly) Process(ctx context.Context, d queue.Delivery) worker.Result {
-	if msg, err := outbox.Decode(d.Body); err == nil && msg.Op != container.OpDeliver {
-		p.log.ErrorContext(ctx, "not a delivery: left for the dead-letter queue", "op", string(msg.Op),
-			"outbox_id", msg.OutboxID, "instance_id", msg.InstanceID, "message_id", d.MessageID)
-		return worker.Result{Delay: MisroutedRetryDelay, Reason: "misrouted: " + string(msg.Op) + " on the notify queue"}
+// deliveriesOnly is the worker's filter here: it lets deliveries only on.
+// Anything else on the notify queue was misrouted: carried out here, a
+// create or a start would fail its instance for want of a runtime, so it is
+// handed back untouched and ends in the dead-letter queue, whose alarm
+// tells the operator. (An undecodable message is the worker's poison
+// check's, which comes before.)
+func deliveriesOnly(next worker.Handler) worker.Handler {
+	return func(ctx context.Context, j *worker.Job) error {
+		if msg := j.Msg; msg.Op != container.OpDeliver {
+			j.Log.ErrorContext(ctx, "not a delivery: left for the dead-letter queue", "message_id", j.Delivery.MessageID)
+			return worker.Settle(worker.Result{Delay: MisroutedRetryDelay, Reason: "misrouted: " + string(msg.Op) + " on the notify queue"})
+		}
+		return next(ctx, j)
 	}
-	return p.w.Process(ctx, d)
 }
+
+var _ worker.Middleware = deliveriesOnly

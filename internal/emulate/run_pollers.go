@@ -3,29 +3,33 @@ package emulate
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/berth-io/berth/internal/samtemplate"
+	"github.com/berth-io/berth/internal/startstop"
 )
 
 // startPollers starts the pollers that play the template's event source
-// mappings and its schedules. They run until Run ends, not ctx: they stop
-// after the front door, so a request in flight finishes.
+// mappings and its schedules, as one service group. They run until Run
+// ends, not ctx: they stop after the front door (close runs undo last
+// added first), so a request in flight finishes.
 func (e *emulation) startPollers(ctx context.Context) error {
-	pctx, stopPollers := context.WithCancel(context.WithoutCancel(ctx))
-	var pollers sync.WaitGroup
-	e.undo = append(e.undo, func() { stopPollers(); pollers.Wait() })
-	if err := e.startStreamPollers(pctx, &pollers); err != nil {
+	var pollers []startstop.Service
+	for _, start := range []func(*[]startstop.Service) error{e.streamPollers, e.queuePollers, e.schedules} {
+		if err := start(&pollers); err != nil {
+			return err
+		}
+	}
+	g := startstop.NewGroup("pollers", e.log).Stage("pollers", pollers...)
+	if err := g.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
-	if err := e.startQueuePollers(pctx, &pollers); err != nil {
-		return err
-	}
-	return e.startSchedules(pctx, &pollers)
+	e.undo = append(e.undo, g.Stop)
+	return nil
 }
 
-// startStreamPollers plays the DynamoDB stream event source mappings.
-func (e *emulation) startStreamPollers(pctx context.Context, pollers *sync.WaitGroup) error {
+// streamPollers adds the pollers that play the DynamoDB stream event source
+// mappings.
+func (e *emulation) streamPollers(pollers *[]startstop.Service) error {
 	region, stack := e.tplOpts.Region, e.stack
 	for _, m := range stack.Streams {
 		if !m.Settings.Enabled {
@@ -41,7 +45,7 @@ func (e *emulation) startStreamPollers(pctx context.Context, pollers *sync.WaitG
 			q := e.queues[m.Settings.OnFailure]
 			p.onFailure = &q
 		}
-		pollers.Go(func() { p.run(pctx) })
+		*pollers = append(*pollers, startstop.New("stream mapping "+m.Name, startstop.Until(p.run)))
 		e.log.Info("stream mapping", "mapping", m.Name, "table", stack.Tables[m.Table].Name, "batch_size", m.Settings.BatchSize,
 			"bisect", m.Settings.Bisect, "max_retries", m.Settings.MaxRetries, "max_record_age", m.Settings.MaxRecordAge.String(),
 			"report_batch_item_failures", m.Settings.ReportBatchItemFailures, "filters", m.Settings.Filters, "on_failure", m.Settings.OnFailure)
@@ -49,8 +53,8 @@ func (e *emulation) startStreamPollers(pctx context.Context, pollers *sync.WaitG
 	return nil
 }
 
-// startQueuePollers plays the SQS event source mappings.
-func (e *emulation) startQueuePollers(pctx context.Context, pollers *sync.WaitGroup) error {
+// queuePollers adds the pollers that play the SQS event source mappings.
+func (e *emulation) queuePollers(pollers *[]startstop.Service) error {
 	for _, m := range e.stack.QueueMaps {
 		if !m.Settings.Enabled {
 			continue
@@ -60,7 +64,7 @@ func (e *emulation) startQueuePollers(pctx context.Context, pollers *sync.WaitGr
 			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 		p := &queuePoller{m: m, fn: e.fns[m.Function], filter: flt, q: e.queues[m.Queue], region: e.tplOpts.Region, sqs: e.sqs, log: e.log}
-		pollers.Go(func() { p.run(pctx) })
+		*pollers = append(*pollers, startstop.New("queue mapping "+m.Name, startstop.Until(p.run)))
 		q := e.stack.Queues[m.Queue]
 		e.log.Info("queue mapping", "mapping", m.Name, "queue", q.Name, "batch_size", m.Settings.BatchSize,
 			"concurrency", p.concurrency(), "visibility_timeout", e.queues[m.Queue].Visibility.String(),
@@ -69,8 +73,9 @@ func (e *emulation) startQueuePollers(pctx context.Context, pollers *sync.WaitGr
 	return nil
 }
 
-// startSchedules plays the schedules, at the rates the options may replace.
-func (e *emulation) startSchedules(pctx context.Context, pollers *sync.WaitGroup) error {
+// schedules adds the schedulers that play the schedules, at the rates the
+// options may replace.
+func (e *emulation) schedules(pollers *[]startstop.Service) error {
 	o, stack := &e.o, e.stack
 	for _, s := range stack.Schedules {
 		if !s.Enabled {
@@ -93,7 +98,7 @@ func (e *emulation) startSchedules(pctx context.Context, pollers *sync.WaitGroup
 		}
 		sc := &scheduler{s: s, fn: e.fns[s.Function], every: every, region: e.tplOpts.Region, log: e.log,
 			atStart: always}
-		pollers.Go(func() { sc.run(pctx) })
+		*pollers = append(*pollers, startstop.New("schedule "+s.Name, startstop.Until(sc.run)))
 		e.log.Info("schedule", "schedule", s.Name, "function", s.Function, "expression", s.Expression, "every", every.String(),
 			"at_start", sc.atStart)
 	}

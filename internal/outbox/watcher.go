@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/berth-io/berth/internal/startstop"
 	"github.com/berth-io/berth/internal/store"
 )
 
@@ -65,10 +66,17 @@ func (w *Watcher) Notify() {
 // Run dispatches until ctx ends: once at start (items left pending from
 // before), on every notification, and every SweepEvery. It returns ctx's
 // error.
-func (w *Watcher) Run(ctx context.Context) error {
+func (w *Watcher) Run(ctx context.Context) error { return w.run(ctx, func() {}) }
+
+// Service is Run as the local server's background service, which signals
+// each pass's end (startstop.Loop.NextPass).
+func (w *Watcher) Service() *startstop.Loop { return startstop.New("outbox watcher", w.run) }
+
+func (w *Watcher) run(ctx context.Context, passed func()) error {
 	ticker := time.NewTicker(w.sweepEvery)
 	defer ticker.Stop()
 	w.pass(ctx, "start")
+	passed()
 	for {
 		select {
 		case <-ctx.Done():
@@ -78,6 +86,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-ticker.C:
 			w.pass(ctx, "sweep")
 		}
+		passed()
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/outbox/outboxtest"
 	"github.com/berth-io/berth/internal/queue"
+	"github.com/berth-io/berth/internal/startstop"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
@@ -17,24 +18,42 @@ import (
 
 // startWatcher runs a watcher whose sweep is an hour away, so whatever it
 // dispatches within a test came from a notification (or its start pass).
-func startWatcher(t *testing.T, st store.Store, queues map[outbox.QueueName]queue.Queue) (*outbox.Watcher, store.Store) {
+// startWatcher runs a watcher as a service, returned once its first pass
+// (the one at start) is done, and the store that notifies it.
+func startWatcher(t *testing.T, st store.Store, queues map[outbox.QueueName]queue.Queue) (*startstop.Loop, store.Store) {
 	t.Helper()
 	d := &outbox.Dispatcher{Queues: queues, Store: st}
 	w := outbox.NewWatcher(d, outbox.WatcherOptions{SweepEvery: time.Hour})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return w, store.Hooked{Store: st, OnCommit: w.Committed}
+	svc := w.Service()
+	first := svc.NextPass()
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Stop)
+	waitPass(t, first)
+	return svc, store.Hooked{Store: st, OnCommit: w.Committed}
+}
+
+// waitPass waits for a watcher pass's signal; the bound only guards
+// against a hang.
+func waitPass(t *testing.T, pass <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-pass:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no watcher pass within 10 s")
+	}
 }
 
 func TestWatcherDispatchesOnNotify(t *testing.T) {
 	st := teststores.Bolt(t, nil)
 	cq, lq := memQueues(t, 100)
-	_, nst := startWatcher(t, st, map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq, outbox.LifecycleQueue: lq})
+	svc, nst := startWatcher(t, st, map[outbox.QueueName]queue.Queue{outbox.CreateQueue: cq, outbox.LifecycleQueue: lq})
 
 	// A create through the notifying store: the message is there without
-	// waiting for the (hour-long) sweep.
+	// waiting for the (hour-long) sweep, and the pass it caused (the only
+	// one: nothing else wakes the watcher) marks it dispatched.
+	pass := svc.NextPass()
 	p := storetest.CreateAt(time.Now())
 	if _, err := nst.CreateInstance(context.Background(), p); err != nil {
 		t.Fatal(err)
@@ -46,13 +65,9 @@ func TestWatcherDispatchesOnNotify(t *testing.T) {
 	if m := outboxtest.Decode(t, ds[0]); m.OutboxID != p.Outbox.ID {
 		t.Errorf("message for %s, want %s", m.OutboxID, p.Outbox.ID)
 	}
-	// Marked dispatched right after the send.
-	deadline := time.Now().Add(5 * time.Second)
-	for storetest.GetOutbox(t, st, p.Outbox.ID).State != container.OutboxDispatched {
-		if time.Now().After(deadline) {
-			t.Fatal("the item was not marked dispatched")
-		}
-		time.Sleep(5 * time.Millisecond)
+	waitPass(t, pass)
+	if got := storetest.GetOutbox(t, st, p.Outbox.ID).State; got != container.OutboxDispatched {
+		t.Fatalf("after the pass the item is %s, want dispatched", got)
 	}
 
 	// A transition carrying an outbox item notifies too.

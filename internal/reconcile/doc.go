@@ -1,7 +1,7 @@
 // Package reconcile is berth's recovery loop, which brings stored statuses
 // back in line with what the runtimes report: one bounded pass,
 // Reconciler.Run, that the reconciler Lambda runs on an EventBridge schedule
-// and the local server runs on a ticker (Loop). A pass
+// and the local server runs on a ticker (Reconciler.Service). A pass
 //
 //  1. syncs every non-terminal instance with its runtime, from ONE
 //     runtime.List per runtime and a paged store.ListActive, feeding the

@@ -215,29 +215,31 @@ func TestPassIsBounded(t *testing.T) {
 	})
 }
 
-// Loop (the local server's ticker) runs a pass at once and then every
-// interval, until its context ends.
-func TestLoopRunsPassesUntilCancelled(t *testing.T) {
+// Service (the local server's ticker) runs a pass at once and then every
+// interval, until it is stopped; the test waits on its pass signal.
+func TestServiceRunsPassesUntilStopped(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, r *rig) {
 		sw := &countingSweeper{}
-		rc := r.reconciler(func(o *reconcile.Options) { o.Sweeper = sw })
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); rc.Loop(ctx, 20*time.Millisecond) }()
-		deadline := time.After(30 * time.Second)
-		for sw.calls.Load() < 3 {
-			select {
-			case <-deadline:
-				t.Fatalf("only %d passes in 30 s", sw.calls.Load())
-			case <-time.After(5 * time.Millisecond):
-			}
+		svc := r.reconciler(func(o *reconcile.Options) { o.Sweeper = sw }).Service(20 * time.Millisecond)
+		next := svc.NextPass()
+		if err := svc.Start(context.Background()); err != nil {
+			t.Fatal(err)
 		}
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Fatal("Loop did not return after its context ended")
+		for i := range 3 {
+			select {
+			case <-next:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("pass %d not signalled in 30 s", i+1)
+			}
+			next = svc.NextPass()
+		}
+		if n := sw.calls.Load(); n < 3 {
+			t.Errorf("3 passes signalled, %d swept", n)
+		}
+		svc.Stop()
+		if err := svc.Err(); err != nil {
+			t.Errorf("stopped reconciler: %v", err)
 		}
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/runtime"
+	"github.com/berth-io/berth/internal/startstop"
 	"github.com/berth-io/berth/internal/store"
 )
 
@@ -316,21 +317,15 @@ func New(o Options) (*Reconciler, error) {
 	return r, nil
 }
 
-// Loop runs a pass at once and then every interval until ctx ends: the
-// local server's ticker. Failed passes are logged; the loop goes on.
-func (r *Reconciler) Loop(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
+// Service is the reconciler as the local server's background service: a
+// pass at once and then every interval (startstop.Every) until it is
+// stopped. Failed passes are logged; the next one tries again.
+func (r *Reconciler) Service(every time.Duration) *startstop.Loop {
+	return startstop.New("reconciler", startstop.Every(every, func(ctx context.Context) {
 		if _, err := r.Run(ctx); err != nil && ctx.Err() == nil {
 			r.log.ErrorContext(ctx, "reconcile pass failed", "error", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	}))
 }
 
 // Run makes one bounded pass. The error is for a pass that could not be

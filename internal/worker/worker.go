@@ -116,6 +116,10 @@ type Options struct {
 	// DeliveryRetryFor bounds how long a delivery is retried. Defaults to
 	// DefaultDeliveryRetryFor.
 	DeliveryRetryFor time.Duration
+	// Filter, when set, sees every decoded message before anything else is
+	// done for it (Process's middleware, process.go): the notify function
+	// refuses there what is not a delivery.
+	Filter Middleware
 	// DeliveryBackoff gives the delay before a webhook or event-bus
 	// delivery's retry number n (webhooks.retry_backoff and
 	// webhooks.retry_backoff_max through wiring). Defaults to Backoff.
@@ -155,6 +159,8 @@ type Worker struct {
 	deliverFor  time.Duration
 	// deliveryBackoff is Options.DeliveryBackoff.
 	deliveryBackoff func(int) time.Duration
+	// handler is Process's middleware around the operations (pipeline).
+	handler Handler
 }
 
 // New returns a Worker. It panics without a Manager or a Store: a worker
@@ -200,5 +206,6 @@ func New(o Options) *Worker {
 	if w.now == nil {
 		w.now = time.Now
 	}
+	w.handler = w.pipeline(o.Filter)
 	return w
 }
