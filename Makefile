@@ -38,7 +38,10 @@ GOTESTFLAGS ?=
 # sleep at the exit of every test binary is switched off.
 RACE ?= $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && [ "$$($(GO) env CGO_ENABLED)" = 1 ] && echo -race)
 export GORACE ?= atexit_sleep_ms=0
-TEST_TIMEOUT ?= 20m
+# Each package's bound, its builds included (internal/emulate builds the stack's functions before its tests):
+# no test bounds a build tighter than this, and a warm package takes minutes, so it is wide enough for a
+# cold build on a slow machine while a hang still fails within CI's time.
+TEST_TIMEOUT ?= 45m
 BENCH ?= .
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 1
