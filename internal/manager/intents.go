@@ -177,8 +177,16 @@ type Failure struct {
 	// While, when not empty, are the statuses in which the failure still
 	// speaks for the instance; in any other nothing is written.
 	While []fsm.Status
-	// KeepLastWords reads the container's last words (LastWords) once and
-	// keeps them with the failure's event.
+	// LastWords, when set, reads the container's last words, once and only
+	// if the instance is failed, to keep them with the failure's event; the
+	// caller gives it from the runtime it holds (the manager holds none).
+	LastWords LastWordsReader
+	// KeepLastWords is the worker's wish that LastWords be set: the
+	// worker's Manager fills LastWords from its runtime for it
+	// (worker/lastwords.go). The manager reads nothing for it.
+	//
+	// Deprecated: set LastWords. Kept until worker/process.go, being
+	// converted, sets LastWords itself.
 	KeepLastWords bool
 }
 
@@ -202,9 +210,9 @@ func (m *Manager) Fail(ctx context.Context, id string, f Failure) (bool, error) 
 			return nil, nil
 		}
 		failed = true
-		if f.KeepLastWords && !read {
+		if !read {
 			// Once, whatever the write's retries.
-			words, read = m.LastWords(ctx, inst), true
+			words, read = m.lastWords(ctx, inst, f.LastWords), true
 		}
 		p := m.failWrite(ctx, inst, f.Reason, at)
 		p.Event.LastWords = words

@@ -71,12 +71,6 @@ type Options struct {
 	// deployment's event bus (container.EventBusTarget), written in the
 	// change's transaction like a subscription's (webhooks.event_bus).
 	EventBus bool
-	// Logs, when set, is where the manager reads a container's last words
-	// (LastWords); nil records ends without them.
-	Logs LogSource
-	// LastWordsTimeout bounds that read. Defaults to
-	// DefaultLastWordsTimeout.
-	LastWordsTimeout time.Duration
 }
 
 // DefaultWaitPoll is Options.WaitPoll's default.
@@ -107,9 +101,6 @@ type Manager struct {
 	hooks webhookCache
 	// eventBus is Options.EventBus.
 	eventBus bool
-	// logs and lastWordsTimeout read last words (lastwords.go).
-	logs             LogSource
-	lastWordsTimeout time.Duration
 }
 
 // New returns a Manager.
@@ -126,7 +117,6 @@ func New(o Options) *Manager {
 		changes: ch, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks, eventBus: o.EventBus,
-		logs: o.Logs, lastWordsTimeout: o.LastWordsTimeout,
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -143,9 +133,6 @@ func New(o Options) *Manager {
 	}
 	if m.workspaceRoot == "" {
 		m.workspaceRoot = config.DefaultWorkspaceRoot
-	}
-	if m.lastWordsTimeout <= 0 {
-		m.lastWordsTimeout = DefaultLastWordsTimeout
 	}
 	if m.waitPoll <= 0 {
 		m.waitPoll = DefaultWaitPoll
