@@ -67,17 +67,13 @@ func WaitsFor(s fsm.Status) (op container.Op, ok bool) {
 	return "", false
 }
 
-// Claim is a worker taking up op (create, start, stop or delete): the
+// ClaimItem is a worker taking up op (create, start, stop or delete): the
 // instance moves from the status op's request left it in to op's
 // in-progress status (pending → creating, say), or is accepted as it is
 // when already in progress (a redelivery after a crash). node, when set,
 // is recorded with the move. Any other status is ErrMoved; a missing
-// instance store.ErrNotFound. It returns the instance as claimed.
-func (m *Manager) Claim(ctx context.Context, id string, op container.Op, node string, at time.Time) (container.Instance, error) {
-	return m.ClaimItem(ctx, id, op, node, "", at)
-}
-
-// ClaimItem is Claim that also marks the outbox item outboxID (the one
+// instance store.ErrNotFound. It returns the instance as claimed. It also
+// marks the outbox item outboxID (the one
 // whose message the worker took up; empty: none) dispatched in the same
 // write when it is still pending (store.TransitionParams.DispatchOutboxID):
 // the local server's dispatcher leaves that mark to the claim, so a create
@@ -89,7 +85,7 @@ func (m *Manager) ClaimItem(ctx context.Context, id string, op container.Op, nod
 		return container.Instance{}, fmt.Errorf("claim of %s: %s is not an operation a worker claims", id, op)
 	}
 	at = m.orNow(at)
-	return m.Advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
+	return m.advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
 		switch inst.Status {
 		case s.inProgress:
 			return nil, nil
@@ -113,7 +109,7 @@ func (m *Manager) ClaimItem(ctx context.Context, id string, op container.Op, nod
 // runtime id and node) while the instance is still creating; ErrMoved
 // once it is not.
 func (m *Manager) Placed(ctx context.Context, id, runtimeID, node string) error {
-	_, err := m.Advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
+	_, err := m.advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
 		if cur.Status != fsm.Creating {
 			return nil, moved("instance is %s, no longer creating", cur.Status)
 		}
@@ -131,7 +127,7 @@ func (m *Manager) Placed(ctx context.Context, id, runtimeID, node string) error 
 // container's last words, kept with the stop's event (LastWords).
 func (m *Manager) Stopped(ctx context.Context, id, outboxID string, finished time.Time, exit *int, words *container.LastWords, at time.Time) error {
 	at = m.orNow(at)
-	_, err := m.Advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
+	_, err := m.advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
 		if cur.Status != fsm.Stopping {
 			return nil, nil
 		}
@@ -154,7 +150,7 @@ func (m *Manager) Stopped(ctx context.Context, id, outboxID string, finished tim
 // container's last words, read before it was removed (LastWords).
 func (m *Manager) Deleted(ctx context.Context, id, outboxID string, words *container.LastWords, at time.Time) error {
 	at = m.orNow(at)
-	return m.Remove(ctx, id, func(cur container.Instance) (*store.DeleteParams, error) {
+	return m.remove(ctx, id, func(cur container.Instance) (*store.DeleteParams, error) {
 		if cur.Status != fsm.Deleting {
 			return nil, moved("instance moved to %s while deleting", cur.Status)
 		}
@@ -200,7 +196,7 @@ func (m *Manager) Fail(ctx context.Context, id string, f Failure) (bool, error) 
 		words *container.LastWords
 		read  bool
 	)
-	_, err := m.Advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
+	_, err := m.advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
 		failed = false
 		if err := atVersion(inst, f.Version); err != nil {
 			return nil, err
@@ -233,7 +229,7 @@ func (m *Manager) Requeue(ctx context.Context, inst container.Instance, op conta
 	}
 	at = m.orNow(at)
 	var itemID string
-	_, err := m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
+	_, err := m.advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
 		if err := atVersion(cur, inst.Version); err != nil {
 			return nil, err
 		}

@@ -2,11 +2,15 @@
 // writes each one as a single store call (instance change + outbox item +
 // event), and applies what the runtimes report (OnEvent) through the FSM.
 // It is the one writer of instances: HTTP handlers call its requests, and
-// the workers and the reconciler say what they mean as intents (Claim,
+// the workers and the reconciler say what they mean as intents (ClaimItem,
 // Fail, Requeue, ApplyCleanup, …: intents.go) which it turns into store
 // writes, so every write retries lost races by one rule
 // (MaxConflictRetries), applies the group policy one way and wakes this
 // process's waiters at once. They read from the store directly.
+//
+// Its exported surface is those verbs and intents only: the write
+// primitives the intents are built on (advance, remove: write.go) stay
+// inside, and tests of the package reach them through export_test.go.
 package manager
 
 import (
