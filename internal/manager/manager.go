@@ -23,8 +23,8 @@ import (
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/notify/webhook"
 	"github.com/berth-io/berth/internal/store"
-	"github.com/berth-io/berth/internal/webhook"
 )
 
 // Options configure a Manager.
