@@ -124,7 +124,8 @@ func (m *Manager) Placed(ctx context.Context, id, runtimeID, node string) error 
 // the end time the runtime gave, and the stop's outbox item completed in
 // the same write. An instance no longer stopping had its exit recorded by
 // the state loop first: nothing is written. words, when not nil, are the
-// container's last words, kept with the stop's event (LastWords).
+// container's last words, kept with the stop's event: the worker, which
+// holds the runtime, reads them (runtime.ReadLastWords).
 func (m *Manager) Stopped(ctx context.Context, id, outboxID string, finished time.Time, exit *int, words *container.LastWords, at time.Time) error {
 	at = m.orNow(at)
 	_, err := m.advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
@@ -147,7 +148,8 @@ func (m *Manager) Stopped(ctx context.Context, id, outboxID string, finished tim
 // instance is removed, its final event appended and the delete's outbox
 // item completed, in one write. ErrMoved when the instance left deleting;
 // a missing instance is store.ErrNotFound. words, when not nil, are the
-// container's last words, read before it was removed (LastWords).
+// container's last words, read by the worker before it was removed
+// (runtime.ReadLastWords).
 func (m *Manager) Deleted(ctx context.Context, id, outboxID string, words *container.LastWords, at time.Time) error {
 	at = m.orNow(at)
 	return m.remove(ctx, id, func(cur container.Instance) (*store.DeleteParams, error) {
