@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook"
 )
 
 // TestTemplateNotify: deliveries have their own queue (redrive after

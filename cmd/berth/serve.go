@@ -209,7 +209,6 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 		s.handover.Committed(c)
 		s.watcher.Committed(c)
 	}
-	mo.Logs = s.runtimes
 	s.manager = manager.New(mo)
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
 	wo := wiring.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/berth-io/berth/internal/client"
 	"github.com/berth-io/berth/internal/fsm"
-	"github.com/berth-io/berth/internal/webhook"
-	"github.com/berth-io/berth/internal/webhook/webhooktest"
+	"github.com/berth-io/berth/internal/notify/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook/webhooktest"
 )
 
 // TestServeGroupFinishWebhook: through `berth serve`, a group finish is

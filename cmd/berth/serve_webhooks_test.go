@@ -15,7 +15,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
-	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook"
 )
 
 // hookReceiver is a real receiver: it verifies every request with the

@@ -9,5 +9,5 @@ import (
 // TestNoRuntimeClients: the notify function never links a Docker or
 // Kubernetes client: it delivers, and reaches no runtime.
 func TestNoRuntimeClients(t *testing.T) {
-	testenv.NoDeps(t, "github.com/berth-io/berth/internal/webhook", testenv.RuntimeClients)
+	testenv.NoDeps(t, "github.com/berth-io/berth/internal/notify/webhook", testenv.RuntimeClients)
 }

@@ -16,16 +16,16 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/manager/managertest"
+	"github.com/berth-io/berth/internal/notify/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
-	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/dynamostore"
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
 	"github.com/berth-io/berth/internal/testenv"
-	"github.com/berth-io/berth/internal/webhook"
-	"github.com/berth-io/berth/internal/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/wiring"
 )
 
@@ -118,12 +118,7 @@ func TestNotifyFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
-		return &store.TransitionParams{To: fsm.Creating,
-			Event: &container.Event{Type: "Test", From: cur.Status, To: fsm.Creating, Actor: container.ActorSystem}}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Move(t, m, identity.Caller{User: "alice"}, inst.ID, fsm.Creating)
 	items, err := st.ListUndispatched(ctx, time.Now().Add(time.Hour), 100)
 	if err != nil {
 		t.Fatal(err)

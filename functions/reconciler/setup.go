@@ -104,13 +104,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 // own (cfg.Docker.Scope). sweeper may be nil.
 func newFunction(cfg *config.Config, st store.Store, rts []runtime.Runtime, sweeper reconcile.Sweeper,
 	emf *metrics.Emitter, logger *slog.Logger) (*function, error) {
-	res, err := runtime.NewResolver(rts...)
-	if err != nil {
-		return nil, err
-	}
-	mo := wiring.ManagerOptions(cfg, st, logger, emf)
-	mo.Logs = res // last words of the exits a pass records
-	m := manager.New(mo)
+	m := manager.New(wiring.ManagerOptions(cfg, st, logger, emf))
 	rc, err := reconcile.New(wiring.ReconcileOptions(cfg, m, st, rts, sweeper, logger, emf))
 	if err != nil {
 		return nil, err

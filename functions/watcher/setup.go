@@ -55,13 +55,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 // engine in a scope of their own.
 func newFunction(cfg *config.Config, st store.Store, nodes []configured.Node, rts []runtime.Runtime, emf *metrics.Emitter,
 	logger *slog.Logger) (*function, error) {
-	res, err := runtime.NewResolver(rts...)
-	if err != nil {
-		return nil, err
-	}
-	mo := wiring.ManagerOptions(cfg, st, logger, emf)
-	mo.Logs = res // last words of the exits the loop records, as berth serve's state loop keeps them
-	m := manager.New(mo)
+	m := manager.New(wiring.ManagerOptions(cfg, st, logger, emf))
 	// As `berth serve`'s state loop: a start the loop cannot take (a failed
 	// instance's) is converged at once by the reconciler's own rule.
 	rc, err := reconcile.New(wiring.ReconcileOptions(cfg, m, st, rts, nil, logger, emf))

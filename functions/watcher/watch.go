@@ -154,6 +154,17 @@ func (r replaying) Watch(ctx context.Context) (<-chan runtime.Event, error) {
 	return r.Runtime.Watch(ctx)
 }
 
+// Logs reads through the runtime's LogReader, so that the exits the loop
+// records keep their last words (monitor.Run reads them from the runtime
+// it watches: runtime.LastWordsFrom).
+func (r replaying) Logs(ctx context.Context, ref runtime.Ref, opts runtime.LogOptions, fn func(runtime.LogLine) error) error {
+	lr, ok := r.Runtime.(runtime.LogReader)
+	if !ok {
+		return runtime.Errorf(runtime.ErrInvalid, "logs", ref.InstanceID, ref.Node, "the %s runtime cannot read logs", r.Kind())
+	}
+	return lr.Logs(ctx, ref, opts, fn)
+}
+
 // counting is the state loop, counting what it is fed.
 type counting struct {
 	loop                monitor.StateLoop

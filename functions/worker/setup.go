@@ -76,7 +76,6 @@ func newFunction(cfg *config.Config, st store.Store, rt runtime.Runtime, sqsClie
 func newFunctionOn(cfg *config.Config, st store.Store, res *runtime.Resolver, sqsClient sqsqueue.API, sec worker.SecretSource, emf *metrics.Emitter, logger *slog.Logger,
 	bus worker.Deliverer) *function {
 	mo := wiring.ManagerOptions(cfg, st, logger, emf)
-	mo.Logs = res // last words, read from the runtimes this function holds
 	m := manager.New(mo)
 	// No local semaphore: the CreateWorker's reserved concurrency (and its
 	// event source's maximum concurrency) is the limit.

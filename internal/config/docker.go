@@ -3,7 +3,7 @@ package config
 import (
 	"net/url"
 
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
+	"github.com/berth-io/berth/internal/hostpolicy"
 )
 
 // Docker is the `docker:` section: the Docker engines berth may place

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
+	"github.com/berth-io/berth/internal/hostpolicy"
 )
 
 // checker collects validation failures, each with the source of its key.

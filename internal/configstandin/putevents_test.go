@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/berth-io/berth/internal/configstandin"
-	"github.com/berth-io/berth/internal/eventbus"
+	"github.com/berth-io/berth/internal/notify/eventbus"
 )
 
 // TestPutEvents: the stand-in's bus keeps what a principal may put on that

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/webhook"
-	"github.com/berth-io/berth/internal/webhook/webhooktest"
+	"github.com/berth-io/berth/internal/notify/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook/webhooktest"
 )
 
 // notifiedChange is one change of one instance: what a receiver de-duplicates on.

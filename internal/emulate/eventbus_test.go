@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/berth-io/berth/internal/config"
-	"github.com/berth-io/berth/internal/eventbus"
+	"github.com/berth-io/berth/internal/notify/eventbus"
 	"github.com/berth-io/berth/internal/samtemplate"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
-	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook"
 )
 
 // Delivery statuses as the API shows them: an outbox item pending or

@@ -14,9 +14,9 @@ import (
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/httpapi/apicontract"
 	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/notify/webhook"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/teststores"
-	"github.com/berth-io/berth/internal/webhook"
 )
 
 type webhookJSON struct {

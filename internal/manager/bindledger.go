@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/hostpolicy"
 	"github.com/berth-io/berth/internal/identity"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 	"github.com/berth-io/berth/internal/store"
 )
 

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/hostpolicy"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 	"github.com/berth-io/berth/internal/store/teststores"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
+	"github.com/berth-io/berth/internal/hostpolicy"
 	"github.com/berth-io/berth/internal/runvars"
 )
 

@@ -43,7 +43,7 @@ func (m *Manager) groupDeliveries(ctx context.Context, carrier string, res conta
 // finish is not notified.
 func (m *Manager) carryFinish(ctx context.Context, members []container.Instance, res container.GroupResult) error {
 	for i := len(members) - 1; i >= 0; i-- {
-		_, err := m.AdvanceFrom(ctx, members[i], func(in container.Instance) (*store.TransitionParams, error) {
+		_, err := m.advanceFrom(ctx, members[i], func(in container.Instance) (*store.TransitionParams, error) {
 			ds, err := m.groupDeliveries(ctx, in.ID, res)
 			if err != nil || len(ds) == 0 {
 				return nil, err

@@ -108,9 +108,6 @@ func (m *Manager) memberCleanup(ctx context.Context, inst container.Instance, to
 	return &item, "cleanup: " + key
 }
 
-// Groups returns the policies the manager applies.
-func (m *Manager) Groups() GroupPolicies { return m.groups }
-
 // policyNote joins a status reason and a cleanup note.
 func policyNote(reason, note string) string {
 	if note == "" {

@@ -63,7 +63,7 @@ func (m *Manager) InterruptGroupsBefore(ctx context.Context, before time.Time) (
 
 func (m *Manager) interruptMember(ctx context.Context, in container.Instance, before time.Time) (bool, error) {
 	interrupted, from := false, in.Status
-	_, err := m.AdvanceFrom(ctx, in, func(in container.Instance) (*store.TransitionParams, error) {
+	_, err := m.advanceFrom(ctx, in, func(in container.Instance) (*store.TransitionParams, error) {
 		interrupted = false
 		if in.Group == "" || !containsStatus(midOperation, in.Status) || (!before.IsZero() && !in.UpdatedAt.Before(before)) {
 			return nil, nil

@@ -15,14 +15,14 @@ import (
 // (container.cleanup_dag_node_containers_before_start).
 const StaleReason = "stale: replaced by a newer member of the same name in its group (cleanup_dag_node_containers_before_start)"
 
-// StaleMembers returns the members of inst's group that are stale for it:
+// staleMembers returns the members of inst's group that are stale for it:
 // those of the same owner and group with the same name, created before it.
 // A group is a DAG run and a member's name its node: a member that a newer
 // create names again is the node's container from an earlier run (or an
 // earlier attempt), which the seed's cleanup_dag_node_containers_before_start
 // removes before the node starts again. Members of other names are other
 // nodes, left alone; an instance without a group has no stale members.
-func (m *Manager) StaleMembers(ctx context.Context, inst container.Instance) ([]container.Instance, error) {
+func (m *Manager) staleMembers(ctx context.Context, inst container.Instance) ([]container.Instance, error) {
 	if inst.Group == "" {
 		return nil, nil
 	}
@@ -48,7 +48,7 @@ func olderThan(a, b container.Instance) bool {
 }
 
 // ClearStaleMembers applies container.cleanup_dag_node_containers_before_start
-// for a member about to be created: each of its StaleMembers is asked to be
+// for a member about to be created: each of its staleMembers is asked to be
 // deleted (delete_pending with its delete item, one conditional write,
 // written at most once: a member already being deleted gets nothing new),
 // and the ids of those that still exist are returned. The create must wait
@@ -60,7 +60,7 @@ func (m *Manager) ClearStaleMembers(ctx context.Context, inst container.Instance
 	if !m.groups.ResetAllowed {
 		return nil, nil
 	}
-	stale, err := m.StaleMembers(ctx, inst)
+	stale, err := m.staleMembers(ctx, inst)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (m *Manager) ClearStaleMembers(ctx context.Context, inst container.Instance
 // member no longer exists.
 func (m *Manager) deleteStale(ctx context.Context, o container.Instance, newer, requestID string) (gone bool, err error) {
 	requested := false
-	_, err = m.AdvanceFrom(ctx, o, func(in container.Instance) (*store.TransitionParams, error) {
+	_, err = m.advanceFrom(ctx, o, func(in container.Instance) (*store.TransitionParams, error) {
 		requested = false
 		if in.Status == fsm.DeletePending || in.Status == fsm.Deleting || !fsm.Can(in.Status, fsm.DeletePending) {
 			return nil, nil

@@ -207,13 +207,13 @@ func (m *Manager) applyToGroup(ctx context.Context, c identity.Caller, owner, gr
 }
 
 // applyToMember writes one member's part of a finish or reset as one
-// conditional write (Manager.AdvanceFrom: decided again on conflicts with
+// conditional write (Manager.advanceFrom: decided again on conflicts with
 // the workers). With carry set, the deliveries it returns for the
 // member's action are written with it (a write of the member's fields
 // alone when its action needs none); carried reports that they were.
 func (m *Manager) applyToMember(ctx context.Context, c identity.Caller, in container.Instance, policy config.CleanupPolicy, why, requestID string,
 	carry func(container.MemberAction) ([]container.OutboxItem, error)) (act container.MemberAction, carried bool, err error) {
-	_, err = m.AdvanceFrom(ctx, in, func(in container.Instance) (*store.TransitionParams, error) {
+	_, err = m.advanceFrom(ctx, in, func(in container.Instance) (*store.TransitionParams, error) {
 		var p *store.TransitionParams
 		p, act = memberWrite(ctx, c, in, policy, why, requestID, m.now().UTC())
 		if carry == nil {

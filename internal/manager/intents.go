@@ -67,17 +67,13 @@ func WaitsFor(s fsm.Status) (op container.Op, ok bool) {
 	return "", false
 }
 
-// Claim is a worker taking up op (create, start, stop or delete): the
+// ClaimItem is a worker taking up op (create, start, stop or delete): the
 // instance moves from the status op's request left it in to op's
 // in-progress status (pending → creating, say), or is accepted as it is
 // when already in progress (a redelivery after a crash). node, when set,
 // is recorded with the move. Any other status is ErrMoved; a missing
-// instance store.ErrNotFound. It returns the instance as claimed.
-func (m *Manager) Claim(ctx context.Context, id string, op container.Op, node string, at time.Time) (container.Instance, error) {
-	return m.ClaimItem(ctx, id, op, node, "", at)
-}
-
-// ClaimItem is Claim that also marks the outbox item outboxID (the one
+// instance store.ErrNotFound. It returns the instance as claimed. It also
+// marks the outbox item outboxID (the one
 // whose message the worker took up; empty: none) dispatched in the same
 // write when it is still pending (store.TransitionParams.DispatchOutboxID):
 // the local server's dispatcher leaves that mark to the claim, so a create
@@ -89,7 +85,7 @@ func (m *Manager) ClaimItem(ctx context.Context, id string, op container.Op, nod
 		return container.Instance{}, fmt.Errorf("claim of %s: %s is not an operation a worker claims", id, op)
 	}
 	at = m.orNow(at)
-	return m.Advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
+	return m.advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
 		switch inst.Status {
 		case s.inProgress:
 			return nil, nil
@@ -113,7 +109,7 @@ func (m *Manager) ClaimItem(ctx context.Context, id string, op container.Op, nod
 // runtime id and node) while the instance is still creating; ErrMoved
 // once it is not.
 func (m *Manager) Placed(ctx context.Context, id, runtimeID, node string) error {
-	_, err := m.Advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
+	_, err := m.advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
 		if cur.Status != fsm.Creating {
 			return nil, moved("instance is %s, no longer creating", cur.Status)
 		}
@@ -128,10 +124,11 @@ func (m *Manager) Placed(ctx context.Context, id, runtimeID, node string) error 
 // the end time the runtime gave, and the stop's outbox item completed in
 // the same write. An instance no longer stopping had its exit recorded by
 // the state loop first: nothing is written. words, when not nil, are the
-// container's last words, kept with the stop's event (LastWords).
+// container's last words, kept with the stop's event: the worker, which
+// holds the runtime, reads them (runtime.ReadLastWords).
 func (m *Manager) Stopped(ctx context.Context, id, outboxID string, finished time.Time, exit *int, words *container.LastWords, at time.Time) error {
 	at = m.orNow(at)
-	_, err := m.Advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
+	_, err := m.advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
 		if cur.Status != fsm.Stopping {
 			return nil, nil
 		}
@@ -151,10 +148,11 @@ func (m *Manager) Stopped(ctx context.Context, id, outboxID string, finished tim
 // instance is removed, its final event appended and the delete's outbox
 // item completed, in one write. ErrMoved when the instance left deleting;
 // a missing instance is store.ErrNotFound. words, when not nil, are the
-// container's last words, read before it was removed (LastWords).
+// container's last words, read by the worker before it was removed
+// (runtime.ReadLastWords).
 func (m *Manager) Deleted(ctx context.Context, id, outboxID string, words *container.LastWords, at time.Time) error {
 	at = m.orNow(at)
-	return m.Remove(ctx, id, func(cur container.Instance) (*store.DeleteParams, error) {
+	return m.remove(ctx, id, func(cur container.Instance) (*store.DeleteParams, error) {
 		if cur.Status != fsm.Deleting {
 			return nil, moved("instance moved to %s while deleting", cur.Status)
 		}
@@ -177,8 +175,16 @@ type Failure struct {
 	// While, when not empty, are the statuses in which the failure still
 	// speaks for the instance; in any other nothing is written.
 	While []fsm.Status
-	// KeepLastWords reads the container's last words (LastWords) once and
-	// keeps them with the failure's event.
+	// LastWords, when set, reads the container's last words, once and only
+	// if the instance is failed, to keep them with the failure's event; the
+	// caller gives it from the runtime it holds (the manager holds none).
+	LastWords LastWordsReader
+	// KeepLastWords is the worker's wish that LastWords be set: the
+	// worker's Manager fills LastWords from its runtime for it
+	// (worker/lastwords.go). The manager reads nothing for it.
+	//
+	// Deprecated: set LastWords. Kept until worker/process.go, being
+	// converted, sets LastWords itself.
 	KeepLastWords bool
 }
 
@@ -192,7 +198,7 @@ func (m *Manager) Fail(ctx context.Context, id string, f Failure) (bool, error) 
 		words *container.LastWords
 		read  bool
 	)
-	_, err := m.Advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
+	_, err := m.advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
 		failed = false
 		if err := atVersion(inst, f.Version); err != nil {
 			return nil, err
@@ -202,9 +208,9 @@ func (m *Manager) Fail(ctx context.Context, id string, f Failure) (bool, error) 
 			return nil, nil
 		}
 		failed = true
-		if f.KeepLastWords && !read {
+		if !read {
 			// Once, whatever the write's retries.
-			words, read = m.LastWords(ctx, inst), true
+			words, read = m.lastWords(ctx, inst, f.LastWords), true
 		}
 		p := m.failWrite(ctx, inst, f.Reason, at)
 		p.Event.LastWords = words
@@ -225,7 +231,7 @@ func (m *Manager) Requeue(ctx context.Context, inst container.Instance, op conta
 	}
 	at = m.orNow(at)
 	var itemID string
-	_, err := m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
+	_, err := m.advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
 		if err := atVersion(cur, inst.Version); err != nil {
 			return nil, err
 		}

@@ -2,11 +2,15 @@
 // writes each one as a single store call (instance change + outbox item +
 // event), and applies what the runtimes report (OnEvent) through the FSM.
 // It is the one writer of instances: HTTP handlers call its requests, and
-// the workers and the reconciler say what they mean as intents (Claim,
+// the workers and the reconciler say what they mean as intents (ClaimItem,
 // Fail, Requeue, ApplyCleanup, …: intents.go) which it turns into store
 // writes, so every write retries lost races by one rule
 // (MaxConflictRetries), applies the group policy one way and wakes this
 // process's waiters at once. They read from the store directly.
+//
+// Its exported surface is those verbs and intents only: the write
+// primitives the intents are built on (advance, remove: write.go) stay
+// inside, and tests of the package reach them through export_test.go.
 package manager
 
 import (
@@ -19,8 +23,8 @@ import (
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/notify/webhook"
 	"github.com/berth-io/berth/internal/store"
-	"github.com/berth-io/berth/internal/webhook"
 )
 
 // Options configure a Manager.
@@ -71,12 +75,6 @@ type Options struct {
 	// deployment's event bus (container.EventBusTarget), written in the
 	// change's transaction like a subscription's (webhooks.event_bus).
 	EventBus bool
-	// Logs, when set, is where the manager reads a container's last words
-	// (LastWords); nil records ends without them.
-	Logs LogSource
-	// LastWordsTimeout bounds that read. Defaults to
-	// DefaultLastWordsTimeout.
-	LastWordsTimeout time.Duration
 }
 
 // DefaultWaitPoll is Options.WaitPoll's default.
@@ -107,9 +105,6 @@ type Manager struct {
 	hooks webhookCache
 	// eventBus is Options.EventBus.
 	eventBus bool
-	// logs and lastWordsTimeout read last words (lastwords.go).
-	logs             LogSource
-	lastWordsTimeout time.Duration
 }
 
 // New returns a Manager.
@@ -126,7 +121,6 @@ func New(o Options) *Manager {
 		changes: ch, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks, eventBus: o.EventBus,
-		logs: o.Logs, lastWordsTimeout: o.LastWordsTimeout,
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -143,9 +137,6 @@ func New(o Options) *Manager {
 	}
 	if m.workspaceRoot == "" {
 		m.workspaceRoot = config.DefaultWorkspaceRoot
-	}
-	if m.lastWordsTimeout <= 0 {
-		m.lastWordsTimeout = DefaultLastWordsTimeout
 	}
 	if m.waitPoll <= 0 {
 		m.waitPoll = DefaultWaitPoll

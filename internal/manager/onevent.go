@@ -36,6 +36,11 @@ type Observation struct {
 	// (runtime.State.Endpoints); nil when the observer does not know them
 	// (a runtime event), which leaves those recorded as they are.
 	Endpoints []container.Endpoint
+	// LastWords, from an observer that holds the container's runtime,
+	// reads the last words an exit keeps (keepsLastWords: a failure of its
+	// own, or the end of a stop a group policy requested); nil records the
+	// end without them.
+	LastWords LastWordsReader
 	// ReportOf is the operation whose worker reports what it saw after its
 	// own create or start call returned (empty: any other observer: an event
 	// stream, a listing, the reconciler). While an instance is starting, only
@@ -145,7 +150,7 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 	if keepsLastWords(inst, to, ob) {
 		// Why it failed, in its own words, while the container is still
 		// there to ask (a policy may delete it next).
-		lastWords = m.LastWords(ctx, inst)
+		lastWords = m.lastWords(ctx, inst, ob.LastWords)
 	}
 	_, err := m.store.Transition(ctx, store.TransitionParams{
 		ID: inst.ID, ExpectVersion: inst.Version, From: inst.Status, To: to,

@@ -12,8 +12,8 @@ import (
 	"github.com/distribution/reference"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/hostpolicy"
 	"github.com/berth-io/berth/internal/identity"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 	"github.com/berth-io/berth/internal/runvars"
 	"github.com/berth-io/berth/internal/store"
 )

@@ -9,8 +9,8 @@ import (
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
+	"github.com/berth-io/berth/internal/notify/webhook"
 	"github.com/berth-io/berth/internal/store"
-	"github.com/berth-io/berth/internal/webhook"
 )
 
 // ErrWebhookLimit is a subscription past store.MaxWebhooksPerOwner (or the

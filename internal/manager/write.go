@@ -34,24 +34,24 @@ func retryOnConflict(try func() error) error {
 // is passed on as it is; it should not be store.ErrConflict.
 type Decide func(inst container.Instance) (*store.TransitionParams, error)
 
-// Advance is how the manager's intents change an instance: it reads the
+// advance is how the manager's intents change an instance: it reads the
 // instance, lets decide choose the write and makes it
 // conditional on the version read, deciding again on fresh state when the
 // write loses a race (MaxConflictRetries). It returns the instance as
 // written, or as read when decide chose nothing. A missing instance is
 // store.ErrNotFound.
-func (m *Manager) Advance(ctx context.Context, id string, decide Decide) (container.Instance, error) {
+func (m *Manager) advance(ctx context.Context, id string, decide Decide) (container.Instance, error) {
 	inst, err := m.store.GetInstance(ctx, id)
 	if err != nil {
 		return container.Instance{}, err
 	}
-	return m.AdvanceFrom(ctx, inst, decide)
+	return m.advanceFrom(ctx, inst, decide)
 }
 
-// AdvanceFrom is Advance from an instance the caller has just read (a page
+// advanceFrom is advance from an instance the caller has just read (a page
 // of a listing, say): the first decision is made on inst without reading it
 // again; a lost race reads it afresh and decides again.
-func (m *Manager) AdvanceFrom(ctx context.Context, inst container.Instance, decide Decide) (container.Instance, error) {
+func (m *Manager) advanceFrom(ctx context.Context, inst container.Instance, decide Decide) (container.Instance, error) {
 	var out container.Instance
 	fresh := true
 	err := retryOnConflict(func() error {
@@ -79,10 +79,10 @@ func (m *Manager) AdvanceFrom(ctx context.Context, inst container.Instance, deci
 // (ID and ExpectVersion are filled in), nil to remove nothing, or an error.
 type DecideRemoval func(inst container.Instance) (*store.DeleteParams, error)
 
-// Remove deletes an instance as Advance changes one: decided on its current
+// remove deletes an instance as advance changes one: decided on its current
 // state, conditional on the version read, decided again after a lost race.
 // A missing instance is store.ErrNotFound.
-func (m *Manager) Remove(ctx context.Context, id string, decide DecideRemoval) error {
+func (m *Manager) remove(ctx context.Context, id string, decide DecideRemoval) error {
 	return retryOnConflict(func() error {
 		inst, err := m.store.GetInstance(ctx, id)
 		if err != nil {

@@ -26,6 +26,9 @@ func Run(ctx context.Context, rt runtime.Runtime, loop StateLoop, log *slog.Logg
 		log = slog.Default()
 	}
 	oom := map[string]bool{} // OOM is reported just before the exit it causes
+	// The exits the loop records keep their last words (a failure, a
+	// policy's stop), read from rt: the manager holds no runtime.
+	lastWords := runtime.LastWordsFrom(rt)
 	var mu sync.Mutex
 	for ctx.Err() == nil {
 		events, err := rt.Watch(ctx)
@@ -42,6 +45,9 @@ func Run(ctx context.Context, rt runtime.Runtime, loop StateLoop, log *slog.Logg
 			ob, ok := observation(ev, oom, &mu)
 			if !ok {
 				continue
+			}
+			if ob.Kind == manager.ObservedExited {
+				ob.LastWords = lastWords
 			}
 			if _, err := loop.OnEvent(ctx, ob); err != nil && ctx.Err() == nil {
 				// The reconciler's next pass applies what was missed here.

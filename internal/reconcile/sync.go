@@ -246,7 +246,7 @@ func (r *Reconciler) observe(ctx context.Context, log *slog.Logger, inst contain
 		}
 		obs = append(obs, manager.Observation{InstanceID: inst.ID, Kind: manager.ObservedExited, At: at,
 			ExitCode: full.ExitCode, OOMKilled: full.OOMKilled, NodeName: full.Node, RuntimeID: full.RuntimeID,
-			Message: full.Error})
+			Message: full.Error, LastWords: runtime.LastWordsFrom(rt)})
 	case observeDestroyed:
 		op = "observe_destroyed"
 		obs = append(obs, manager.Observation{InstanceID: inst.ID, Kind: manager.ObservedDestroyed, At: now,

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
+	"github.com/berth-io/berth/internal/hostpolicy"
 )
 
 // Node is a node as placement filters it: a Docker host or a Kubernetes

@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/berth-io/berth/internal/config"
-	"github.com/berth-io/berth/internal/eventbus"
+	"github.com/berth-io/berth/internal/notify/eventbus"
 )
 
 // TestEventBusWiring: webhooks.event_bus turns on both halves, the

@@ -17,9 +17,10 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/eventbus"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/notify/eventbus"
+	"github.com/berth-io/berth/internal/notify/webhook"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
@@ -27,7 +28,6 @@ import (
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/dynamostore"
-	"github.com/berth-io/berth/internal/webhook"
 	"github.com/berth-io/berth/internal/worker"
 )
 

@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/eventbus"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/notify/eventbus"
+	"github.com/berth-io/berth/internal/notify/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/store/teststores"
-	"github.com/berth-io/berth/internal/webhook"
-	"github.com/berth-io/berth/internal/webhook/webhooktest"
 )
 
 // TestCreateDeliveries: a create written through the manager is delivered

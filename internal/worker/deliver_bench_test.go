@@ -17,10 +17,10 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/notify/webhook"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
-	"github.com/berth-io/berth/internal/webhook"
 	"github.com/berth-io/berth/internal/worker"
 )
 

@@ -11,13 +11,14 @@ import (
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/manager/managertest"
+	"github.com/berth-io/berth/internal/notify/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
-	"github.com/berth-io/berth/internal/webhook"
-	"github.com/berth-io/berth/internal/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -65,7 +66,10 @@ func TestWebhookDeliveries(t *testing.T) {
 		rcv.SetSecret("", sub.Secret)
 
 		clock := storetest.NewClock()
-		inst, err := s.CreateInstance(ctx, storetest.NewCreate(clock, "alice"))
+		// A claim keeps the status reason: the change carries it.
+		create := storetest.NewCreate(clock, "alice")
+		create.Instance.StatusReason = "placing"
+		inst, err := s.CreateInstance(ctx, create)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,20 +77,16 @@ func TestWebhookDeliveries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		advance := func(id string, to fsm.Status, reason string) {
+		alice := identity.Caller{User: "alice"}
+		advance := func(id string, to fsm.Status) container.Instance {
 			t.Helper()
-			if _, err := m.Advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
-				return &store.TransitionParams{To: to, Update: func(i *container.Instance) { i.StatusReason = reason },
-					Event: &container.Event{Type: "Test", From: cur.Status, To: to, Actor: container.ActorSystem}}, nil
-			}); err != nil {
-				t.Fatalf("advance %s to %s: %v", id, to, err)
-			}
+			return managertest.Move(t, m, alice, id, to)
 		}
-		advance(bobs.ID, fsm.Creating, "")
+		managertest.Move(t, m, identity.Caller{User: "bob"}, bobs.ID, fsm.Creating)
 		if ds := deliveriesOf(t, s, bobs.ID); len(ds) != 0 {
 			t.Fatalf("bob's change was delivered to alice's subscription: %+v", ds)
 		}
-		advance(inst.ID, fsm.Creating, "placing")
+		advance(inst.ID, fsm.Creating)
 		ds := deliveriesOf(t, s, inst.ID)
 		if len(ds) != 1 {
 			t.Fatalf("deliveries of alice's change = %d; want 1", len(ds))
@@ -127,7 +127,7 @@ func TestWebhookDeliveries(t *testing.T) {
 		}
 
 		// Past the retry bound: the delivery fails, with its reason.
-		advance(inst.ID, fsm.Running, "")
+		advance(inst.ID, fsm.Running)
 		second := deliveriesOf(t, s, inst.ID)[0]
 		rcv.Answer(http.StatusServiceUnavailable)
 		msg := outbox.FromItem(second)
@@ -141,7 +141,7 @@ func TestWebhookDeliveries(t *testing.T) {
 		}
 
 		// A deleted subscription's pending delivery is dropped unsent.
-		advance(inst.ID, fsm.StopPending, "")
+		advance(inst.ID, fsm.StopPending)
 		third := deliveriesOf(t, s, inst.ID)[0]
 		if err := m.DeleteWebhook(ctx, identity.Caller{User: "alice"}, sub.ID); err != nil {
 			t.Fatal(err)
@@ -153,7 +153,7 @@ func TestWebhookDeliveries(t *testing.T) {
 		if len(rcv.Received()) != before {
 			t.Error("a deleted subscription's delivery was sent")
 		}
-		advance(inst.ID, fsm.Stopping, "")
+		advance(inst.ID, fsm.Stopping)
 		if ds := deliveriesOf(t, s, inst.ID); len(ds) != 0 {
 			t.Errorf("a change after the subscription's delete wrote %d deliveries", len(ds))
 		}

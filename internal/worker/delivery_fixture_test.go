@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/notify/webhook"
 	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/teststores"
-	"github.com/berth-io/berth/internal/webhook"
 	"github.com/berth-io/berth/internal/worker"
 )
 

@@ -19,16 +19,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/eventbus"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/manager/managertest"
+	"github.com/berth-io/berth/internal/notify/eventbus"
+	"github.com/berth-io/berth/internal/notify/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/queue"
-	"github.com/berth-io/berth/internal/store"
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
-	"github.com/berth-io/berth/internal/webhook"
-	"github.com/berth-io/berth/internal/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/worker"
 )
 
@@ -102,20 +102,18 @@ func TestEventBusDeliveries(t *testing.T) {
 		ctx, s, m, w, bus, quiet, guard := f.ctx, f.s, f.m, f.w, f.bus, f.quiet, f.guard
 
 		clock := storetest.NewClock()
-		inst, err := s.CreateInstance(ctx, storetest.NewCreate(clock, "alice"))
+		// A claim keeps the status reason: the change carries it.
+		create := storetest.NewCreate(clock, "alice")
+		create.Instance.StatusReason = "placing"
+		inst, err := s.CreateInstance(ctx, create)
 		if err != nil {
 			t.Fatal(err)
 		}
-		advance := func(m *manager.Manager, id string, to fsm.Status, reason string) {
+		advance := func(m *manager.Manager, id string, to fsm.Status) {
 			t.Helper()
-			if _, err := m.Advance(ctx, id, func(cur container.Instance) (*store.TransitionParams, error) {
-				return &store.TransitionParams{To: to, Update: func(i *container.Instance) { i.StatusReason = reason },
-					Event: &container.Event{Type: "Test", From: cur.Status, To: to, Actor: container.ActorSystem}}, nil
-			}); err != nil {
-				t.Fatalf("advance %s to %s: %v", id, to, err)
-			}
+			managertest.Move(t, m, identity.Caller{Admin: true}, id, to)
 		}
-		advance(m, inst.ID, fsm.Creating, "placing")
+		advance(m, inst.ID, fsm.Creating)
 		ds := deliveriesOf(t, s, inst.ID)
 		if len(ds) != 1 || ds[0].Delivery == nil || ds[0].Delivery.WebhookID != container.EventBusTarget {
 			t.Fatalf("deliveries of a change = %+v; want one to the event bus", ds)
@@ -162,7 +160,7 @@ func TestEventBusDeliveries(t *testing.T) {
 		if _, err := m.CreateWebhook(ctx, identity.Caller{User: "alice"}, manager.WebhookRequest{URL: rcv.URL}); err != nil {
 			t.Fatal(err)
 		}
-		advance(m, inst.ID, fsm.Running, "")
+		advance(m, inst.ID, fsm.Running)
 		targets := map[string]int{}
 		for _, it := range deliveriesOf(t, s, inst.ID) {
 			if it.Delivery.WebhookID == container.EventBusTarget {
@@ -181,7 +179,7 @@ func TestEventBusDeliveries(t *testing.T) {
 			t.Fatal(err)
 		}
 		plain := manager.New(manager.Options{Store: s, Runtimes: []string{"docker"}, Logger: quiet, Webhooks: guard})
-		advance(plain, other.ID, fsm.Creating, "")
+		advance(plain, other.ID, fsm.Creating)
 		if ds := deliveriesOf(t, s, other.ID); len(ds) != 0 {
 			t.Errorf("a manager without an event bus wrote %d deliveries", len(ds))
 		}
@@ -203,12 +201,7 @@ func TestEventBusDeliveryWithoutDeliverer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
-		return &store.TransitionParams{To: fsm.Creating,
-			Event: &container.Event{Type: "Test", From: cur.Status, To: fsm.Creating, Actor: container.ActorSystem}}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Move(t, m, identity.Caller{User: "alice"}, inst.ID, fsm.Creating)
 	ds := deliveriesOf(t, s, inst.ID)
 	if len(ds) != 1 {
 		t.Fatalf("%d deliveries; want 1", len(ds))

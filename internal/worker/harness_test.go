@@ -193,8 +193,7 @@ func newRigWith(t *testing.T, b teststores.Backend, slots int, groups manager.Gr
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := manager.New(manager.Options{Store: s, MaxPending: 50, Logger: logger, BindRoots: []string{"/srv/berth"}, Groups: groups,
-		Logs: res})
+	m := manager.New(manager.Options{Store: s, MaxPending: 50, Logger: logger, BindRoots: []string{"/srv/berth"}, Groups: groups})
 	r := &rig{t: t, store: s, m: m, rt: f, engine: eng}
 	if slots > 0 {
 		r.slots = worker.NewSlots(slots)

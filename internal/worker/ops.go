@@ -167,7 +167,7 @@ func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message,
 	}
 	var lastWords *container.LastWords
 	if manager.RequestedByPolicy(inst) {
-		lastWords = w.m.LastWords(ctx, inst)
+		lastWords = w.lastWords(ctx, log, inst)
 	}
 	var exit *int
 	// The runtime's own end time where it has one: a later start is
@@ -205,7 +205,7 @@ func (w *Worker) delete(ctx context.Context, log *slog.Logger, msg outbox.Messag
 	var lastWords *container.LastWords
 	if manager.RequestedByPolicy(inst) {
 		// Read before the container and its logs are gone.
-		lastWords = w.m.LastWords(ctx, inst)
+		lastWords = w.lastWords(ctx, log, inst)
 	}
 	// A ref without a node is looked up on every node: a create may have
 	// made the container before its node was recorded.
@@ -368,7 +368,7 @@ func (w *Worker) report(ctx context.Context, op container.Op, st runtime.State) 
 		}
 		_, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedExited, At: at,
 			ExitCode: st.ExitCode, OOMKilled: st.OOMKilled, NodeName: st.Node, RuntimeID: st.RuntimeID, Message: st.Error,
-			ReportOf: op})
+			ReportOf: op, LastWords: w.lastWordsReader()})
 		return err
 	}
 	return nil

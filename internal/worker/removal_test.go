@@ -6,15 +6,15 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/eventbus"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
-	"github.com/berth-io/berth/internal/store"
+	"github.com/berth-io/berth/internal/manager/managertest"
+	"github.com/berth-io/berth/internal/notify/eventbus"
+	"github.com/berth-io/berth/internal/notify/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook/webhooktest"
 	"github.com/berth-io/berth/internal/store/storetest"
 	"github.com/berth-io/berth/internal/store/teststores"
-	"github.com/berth-io/berth/internal/webhook"
-	"github.com/berth-io/berth/internal/webhook/webhooktest"
 )
 
 // TestRemovalDeliveries: an instance's final removal, written through the
@@ -46,11 +46,7 @@ func TestRemovalDeliveries(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, to := range []fsm.Status{fsm.DeletePending, fsm.Deleting} {
-			if _, err := m.Advance(ctx, inst.ID, func(cur container.Instance) (*store.TransitionParams, error) {
-				return &store.TransitionParams{To: to, Event: &container.Event{Type: "Test", From: cur.Status, To: to}}, nil
-			}); err != nil {
-				t.Fatalf("advance to %s: %v", to, err)
-			}
+			managertest.Move(t, m, alice, inst.ID, to)
 		}
 		before := map[string]bool{}
 		for _, it := range deliveriesOf(t, s, inst.ID) {

@@ -70,7 +70,7 @@ func testStale(t *testing.T, r *rig, on bool) {
 	r.wantStatus(otherGroup.ID, fsm.Pending)
 	r.wantStatus(bobs.ID, fsm.Pending)
 	// The newest member is no one's stale member.
-	if stale, err := r.m.StaleMembers(context.Background(), third); err != nil || len(stale) != 0 {
+	if stale, err := r.m.ClearStaleMembers(context.Background(), third, "req-stale-check"); err != nil || len(stale) != 0 {
 		t.Fatalf("stale members of the newest: %+v %v", stale, err)
 	}
 }

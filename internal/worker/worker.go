@@ -47,9 +47,6 @@ type Manager interface {
 	// create of inst makes stale and returns the ids of those that still
 	// exist (none: the create may go on).
 	ClearStaleMembers(ctx context.Context, inst container.Instance, requestID string) ([]string, error)
-	// LastWords are the last lines inst's container printed, bounded, for
-	// the event of its end; nil when there are none to keep.
-	LastWords(ctx context.Context, inst container.Instance) *container.LastWords
 }
 
 var _ Manager = (*manager.Manager)(nil)
@@ -176,6 +173,9 @@ func New(o Options) *Worker {
 		secrets: o.Secrets, deliverer: o.Webhooks, eventBus: o.EventBus, deliverFor: o.DeliveryRetryFor,
 		deliveryBackoff: o.DeliveryBackoff,
 	}
+	// The failures that keep last words read them from this worker's
+	// runtimes (lastwords.go).
+	w.m = keepingLastWords{Manager: w.m, read: w.lastWordsReader()}
 	if w.deliverFor <= 0 {
 		w.deliverFor = DefaultDeliveryRetryFor
 	}

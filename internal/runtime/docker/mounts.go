@@ -9,7 +9,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
+	"github.com/berth-io/berth/internal/hostpolicy"
 )
 
 // volumeName is what the engine's local volume driver accepts as a name.

@@ -9,8 +9,8 @@ import (
 	"github.com/moby/moby/client"
 
 	berth "github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/hostpolicy"
 	"github.com/berth-io/berth/internal/runtime"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 	"github.com/berth-io/berth/internal/testenv"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	berth "github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/hostpolicy"
 	"github.com/berth-io/berth/internal/runtime"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
 )
 
 // containerName is the name of the Pod's one container.

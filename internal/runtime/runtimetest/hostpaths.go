@@ -16,7 +16,7 @@ func withBind(inst container.Instance, source string) container.Instance {
 }
 
 // testHostPaths: both runtimes apply the one host-path policy
-// (runtime/hostpolicy) at placement: a bind source under a node's roots
+// (hostpolicy) at placement: a bind source under a node's roots
 // places, one outside them (or escaping them with "..") is invalid, and
 // an instance pinned to a node that does not allow its source is refused
 // before anything is made.

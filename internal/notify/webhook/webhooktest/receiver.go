@@ -15,7 +15,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook"
 )
 
 // Request is one verified request the Receiver kept.

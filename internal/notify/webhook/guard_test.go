@@ -13,7 +13,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook"
 )
 
 func TestCheckURL(t *testing.T) {

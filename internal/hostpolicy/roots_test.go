@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
+	"github.com/berth-io/berth/internal/hostpolicy"
 )
 
 func TestHostPathAllowed(t *testing.T) {

@@ -16,7 +16,7 @@ const refusedTableHeader = "| refused range | rule |"
 // the same as refusedRanges: each range with its rule, in the same order,
 // and no other.
 func TestRefusedRangesDocumented(t *testing.T) {
-	raw, err := os.ReadFile("../../docs/api.md")
+	raw, err := os.ReadFile("../../../docs/api.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package hostpolicy_test
 import (
 	"fmt"
 
-	"github.com/berth-io/berth/internal/runtime/hostpolicy"
+	"github.com/berth-io/berth/internal/hostpolicy"
 )
 
 // A node's roots (a Docker host's allowed_bind_roots, a cluster's

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/berth-io/berth/internal/webhook"
+	"github.com/berth-io/berth/internal/notify/webhook"
 )
 
 // fixedResolver answers every name with its addresses, or its error.
