@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -45,7 +46,7 @@ type cliCleanWriter struct {
 }
 
 func (c *cliCleanWriter) Write(p []byte) (int, error) {
-	b := append(c.held, p...)
+	b := slices.Concat(c.held, p)
 	cut := len(b) - cliPartialRune(b)
 	c.held = append([]byte(nil), b[cut:]...)
 	if _, err := io.WriteString(c.w, cliCleanLines(string(b[:cut]))); err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -23,12 +22,12 @@ import (
 func ExampleNew() {
 	dir, err := os.MkdirTemp("", "berth-example-")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	defer os.RemoveAll(dir)
 	st, err := boltstore.Open(filepath.Join(dir, "berth.db"), boltstore.Options{})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	defer st.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -58,7 +57,7 @@ func ExampleNew() {
 		Status string `json:"status"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &created); err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println("POST container:", rec.Code, created.Owner, created.Status)
 	rec = call(http.MethodGet, "/api/containers", "", "")

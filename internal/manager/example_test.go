@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,12 +23,12 @@ func ExampleManager() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "berth-example-")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	defer os.RemoveAll(dir)
 	st, err := boltstore.Open(filepath.Join(dir, "berth.db"), boltstore.Options{})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	defer st.Close()
 	m := manager.New(manager.Options{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -38,11 +37,11 @@ func ExampleManager() {
 	// The API's verbs: an admin publishes a template, a user creates from it.
 	if _, _, err := m.PutTemplate(ctx, admin, container.Template{Name: "sleeper", Runtime: container.RuntimeDocker,
 		Image: "busybox:1", Command: []string{"sleep", "3600"}}); err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	res, err := m.CreateByTemplate(ctx, alice, manager.CreateRequest{Template: "sleeper"}, nil, "req-create")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	id := res.Instance.ID
 	fmt.Println("created:", res.Instance.Status)
@@ -51,33 +50,33 @@ func ExampleManager() {
 	// runtime reports the container started.
 	inst, err := m.ClaimItem(ctx, id, container.OpCreate, "local", "", time.Time{})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println("claimed:", inst.Status)
 	applied, err := m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedStarted, NodeName: "local"})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	inst, err = m.Get(ctx, alice, id)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println("started:", applied, inst.Status)
 
 	// Stop: the owner asks, a worker claims it and reports the end.
 	if _, err := m.Stop(ctx, alice, id, nil, "req-stop"); err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	if _, err := m.ClaimItem(ctx, id, container.OpStop, "", "", time.Time{}); err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	exit := 0
 	if err := m.Stopped(ctx, id, "", time.Now(), &exit, nil, time.Now()); err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	inst, err = m.Get(ctx, alice, id)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println("stopped:", inst.Status, *inst.ExitCode)
 	// Output:

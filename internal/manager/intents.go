@@ -179,13 +179,6 @@ type Failure struct {
 	// if the instance is failed, to keep them with the failure's event; the
 	// caller gives it from the runtime it holds (the manager holds none).
 	LastWords LastWordsReader
-	// KeepLastWords is the worker's wish that LastWords be set: the
-	// worker's Manager fills LastWords from its runtime for it
-	// (worker/lastwords.go). The manager reads nothing for it.
-	//
-	// Deprecated: set LastWords. Kept until worker/process.go, being
-	// converted, sets LastWords itself.
-	KeepLastWords bool
 }
 
 // Fail moves an instance to failed with f.Reason, requesting the group

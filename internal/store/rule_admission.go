@@ -3,7 +3,7 @@ package store
 // admissionRule keeps the create admission count exact: a create takes a
 // slot (bounded by MaxPending), and leaving pending or creating, by a
 // transition or a delete, releases it.
-type admissionRule struct{ noRule }
+type admissionRule struct{}
 
 func (admissionRule) create(w *Write, p CreateParams) error {
 	w.add(Admission{Take: true, Limit: p.MaxPending})

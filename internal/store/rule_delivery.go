@@ -5,7 +5,7 @@ import "github.com/berth-io/berth/internal/container"
 // deliveryRule: the webhook deliveries of a change ride on its write, each
 // reporting the instance as the write leaves it (for a removal: as last
 // stored, numbered to its final event).
-type deliveryRule struct{ noRule }
+type deliveryRule struct{}
 
 func (deliveryRule) create(w *Write, p CreateParams) error { return w.addDeliveries(p.Deliveries) }
 

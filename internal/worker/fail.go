@@ -55,8 +55,11 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 	// Only while the operation still speaks for the instance (ownedStatuses).
 	// A create or start that failed may have run the process (a start
 	// timeout, a crash loop): its last words say why.
-	_, err := w.m.Fail(ctx, msg.InstanceID, manager.Failure{Reason: fmt.Sprintf("%s failed: %v", msg.Op, cause),
-		At: w.now().UTC(), While: ownedStatuses[msg.Op], KeepLastWords: msg.Op == container.OpCreate || msg.Op == container.OpStart})
+	f := manager.Failure{Reason: fmt.Sprintf("%s failed: %v", msg.Op, cause), At: w.now().UTC(), While: ownedStatuses[msg.Op]}
+	if msg.Op == container.OpCreate || msg.Op == container.OpStart {
+		f.LastWords = w.lastWordsReader()
+	}
+	_, err := w.m.Fail(ctx, msg.InstanceID, f)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.WarnContext(ctx, "failing the instance", "error", err)
 	}

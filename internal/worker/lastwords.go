@@ -39,21 +39,3 @@ func (w *Worker) lastWords(ctx context.Context, log *slog.Logger, inst container
 	}
 	return words
 }
-
-// keepingLastWords is the worker's Manager with the reader of last words
-// given to the failures that ask for them (manager.Failure.KeepLastWords,
-// as process.go's fail sets it). It goes once fail sets
-// Failure.LastWords itself.
-type keepingLastWords struct {
-	Manager
-	read manager.LastWordsReader
-}
-
-// Fail fails the instance, reading its last words through k.read when f
-// keeps them.
-func (k keepingLastWords) Fail(ctx context.Context, id string, f manager.Failure) (bool, error) {
-	if f.KeepLastWords && f.LastWords == nil {
-		f.LastWords = k.read
-	}
-	return k.Manager.Fail(ctx, id, f)
-}

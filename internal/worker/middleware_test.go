@@ -148,7 +148,7 @@ func TestMeasureEmitsOnlyForWhatIsDone(t *testing.T) {
 	} {
 		r := newMWRig(t)
 		var calls int
-		if err := r.w.measure(stub(tc.err, &calls))(context.Background(), r.job(tc.op)); err != tc.err {
+		if err := r.w.measure(stub(tc.err, &calls))(context.Background(), r.job(tc.op)); !errors.Is(err, tc.err) {
 			t.Errorf("%s: error %v changed to %v", tc.op, tc.err, err)
 		}
 		out := r.metrics.String()
@@ -199,7 +199,7 @@ func TestFinishMarksDoneAndStale(t *testing.T) {
 	}
 	r.books.calls = nil
 	boom := errors.New("boom")
-	if err := r.w.finish(stub(boom, &calls))(ctx, r.job(container.OpStop)); err != boom || len(r.books.calls) != 0 {
+	if err := r.w.finish(stub(boom, &calls))(ctx, r.job(container.OpStop)); !errors.Is(err, boom) || len(r.books.calls) != 0 {
 		t.Errorf("failure: %v, calls %v; want it passed on, nothing marked", err, r.books.calls)
 	}
 }
@@ -224,7 +224,7 @@ func TestWaitingResendsWaits(t *testing.T) {
 		t.Errorf("unavailable past the limit: %+v, failed %v", res, r.m.failed)
 	}
 	boom := errors.New("boom")
-	if err := r.w.waiting(stub(boom, &calls))(ctx, r.job(container.OpStart)); err != boom {
+	if err := r.w.waiting(stub(boom, &calls))(ctx, r.job(container.OpStart)); !errors.Is(err, boom) {
 		t.Errorf("other failure: %v; want it passed on", err)
 	}
 }
@@ -247,7 +247,7 @@ func TestRetryingRetriesWhatMayMend(t *testing.T) {
 		t.Errorf("last attempt: %+v", res)
 	}
 	for _, err := range []error{wrapped(errPermanent), runtime.ErrInvalid, nil, Settle(ack("x"))} {
-		if got := r.w.retrying(stub(err, &calls))(ctx, r.job(container.OpStop)); got != err {
+		if got := r.w.retrying(stub(err, &calls))(ctx, r.job(container.OpStop)); !errors.Is(got, err) {
 			t.Errorf("%v: %v; want it passed on", err, got)
 		}
 	}
@@ -265,7 +265,7 @@ func TestFailingSettlesTheRest(t *testing.T) {
 		t.Errorf("failure: %+v, books %v, failed %v", res, r.books.calls, r.m.failed)
 	}
 	for _, err := range []error{nil, Settle(ack("x"))} {
-		if got := r.w.failing(stub(err, &calls))(ctx, r.job(container.OpCreate)); got != err {
+		if got := r.w.failing(stub(err, &calls))(ctx, r.job(container.OpCreate)); !errors.Is(got, err) {
 			t.Errorf("%v: %v; want it passed on", err, got)
 		}
 	}

@@ -173,9 +173,6 @@ func New(o Options) *Worker {
 		secrets: o.Secrets, deliverer: o.Webhooks, eventBus: o.EventBus, deliverFor: o.DeliveryRetryFor,
 		deliveryBackoff: o.DeliveryBackoff,
 	}
-	// The failures that keep last words read them from this worker's
-	// runtimes (lastwords.go).
-	w.m = keepingLastWords{Manager: w.m, read: w.lastWordsReader()}
 	if w.deliverFor <= 0 {
 		w.deliverFor = DefaultDeliveryRetryFor
 	}
