@@ -39,8 +39,12 @@ func (w *Worker) deliver(ctx context.Context, j *Job) error {
 	}
 	switch err := deliverer.Deliver(ctx, j.Item); {
 	case err == nil:
+		// Operators and the emulator's tests read who delivered from
+		// this line (finish logs every operation's end besides).
+		j.Log.InfoContext(ctx, "webhook delivered")
 		return nil
 	case errors.Is(err, store.ErrNotFound):
+		j.Log.InfoContext(ctx, "webhook subscription gone; delivery dropped")
 		return stale("subscription gone")
 	default:
 		return errReceiver{err}
