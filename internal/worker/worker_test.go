@@ -311,10 +311,14 @@ func testFailsAlways(t *testing.T, r *rig) {
 	}
 }
 
+// testConcurrencyLimit: creates delivered all at once hold at most the
+// rig's limit (3) of runtime creates in flight, and all of them finish.
+// n is four rounds of the limit: enough for the limit to be reached and
+// held, few enough that real containers are not most of the suite's time.
 func testConcurrencyLimit(t *testing.T, r *rig) {
 	ctx := context.Background()
 	r.rt.slowStable = 300 * 1e6 // 300 ms after Start before it counts as running
-	const n = 20
+	const n = 12
 	var items []container.OutboxItem
 	for i := 0; i < n; i++ {
 		inst := r.create("sleeper")
