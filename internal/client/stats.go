@@ -11,11 +11,11 @@ import (
 // container uses now (docs/api.md, Stats).
 type Stats = runtime.Stats
 
-// NetworkStats and BlockIOStats are parts of Stats.
-type (
-	NetworkStats = runtime.NetworkStats
-	BlockIOStats = runtime.BlockIOStats
-)
+// NetworkStats is Stats' network part.
+type NetworkStats = runtime.NetworkStats
+
+// BlockIOStats is Stats' block I/O part.
+type BlockIOStats = runtime.BlockIOStats
 
 // ContainerStats reads what a running container uses now.
 func (c *Client) ContainerStats(ctx context.Context, id string) (Stats, error) {

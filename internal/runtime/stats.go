@@ -8,7 +8,7 @@ import (
 	"github.com/berth-io/berth/internal/container"
 )
 
-// ErrNotServed: the runtime cannot give this reading at all (a Kubernetes
+// ErrNotServed is a runtime that cannot give this reading at all (a Kubernetes
 // cluster that serves no metrics API). It is not one of the five kinds a
 // worker retries on: no retry makes the reading appear, and the API
 // answers it 501 with the reason.
