@@ -860,12 +860,15 @@ func TestTemplateAPI(t *testing.T) {
 	if integ["PayloadFormatVersion"] != "2.0" || integ["IntegrationType"] != "AWS_PROXY" || getAtt(integ["IntegrationUri"])[0] != "ApiFunction" {
 		t.Errorf("integration %v: want AWS_PROXY 2.0 to the ApiFunction", integ)
 	}
-	// The logs route: behind the authorizer, to the logs function, the
-	// one that reaches the runtimes (the api function holds no runtime client).
-	logs := c.resource("HttpApiLogsRoute", "AWS::ApiGatewayV2::Route")
-	if logs["RouteKey"] != "GET /api/containers/{id}/logs" || logs["AuthorizationType"] != "JWT" || paramOf(logs["AuthorizerId"]) != "HttpApiAuthorizer" ||
-		!strings.Contains(fmt.Sprint(logs["Target"]), "HttpApiLogsIntegration") {
-		t.Errorf("logs route %v: want GET /api/containers/{id}/logs with the JWT authorizer, to HttpApiLogsIntegration", logs)
+	// The logs and stats routes: behind the authorizer, to the logs
+	// function, the one that reaches the runtimes (the api function holds
+	// no runtime client).
+	for name, key := range map[string]string{"HttpApiLogsRoute": "GET /api/containers/{id}/logs", "HttpApiStatsRoute": "GET /api/containers/{id}/stats"} {
+		r := c.resource(name, "AWS::ApiGatewayV2::Route")
+		if r["RouteKey"] != key || r["AuthorizationType"] != "JWT" || paramOf(r["AuthorizerId"]) != "HttpApiAuthorizer" ||
+			!strings.Contains(fmt.Sprint(r["Target"]), "HttpApiLogsIntegration") {
+			t.Errorf("%s %v: want %s with the JWT authorizer, to HttpApiLogsIntegration", name, r, key)
+		}
 	}
 	if li := c.resource("HttpApiLogsIntegration", "AWS::ApiGatewayV2::Integration"); li["PayloadFormatVersion"] != "2.0" ||
 		li["IntegrationType"] != "AWS_PROXY" || getAtt(li["IntegrationUri"])[0] != "LogsFunction" {

@@ -60,6 +60,9 @@ type cliApp struct {
 	env            func(string) string
 
 	url, token, output string
+	// printedHeader: a table printed line by line (containers stats
+	// --watch) has shown its header.
+	printedHeader bool
 }
 
 // cliCommand is one `berth <group> <name>` subcommand.

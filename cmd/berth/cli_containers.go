@@ -39,6 +39,7 @@ by the cursor of the next page, and -o json shows the API's {items, next_cursor}
 		{group: "containers", name: "events", synopsis: "ID [--limit N] [--cursor C] [--all-pages]",
 			summary: "show a container's history, oldest first", run: cliContainersEvents},
 		cliLogsCommand(),
+		cliStatsCommand(),
 		cliWatchCommand(),
 		{group: "containers", name: "wait", synopsis: "ID [--status running] [--timeout 60s]",
 			summary: "wait until a container has a status",

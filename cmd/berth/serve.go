@@ -230,7 +230,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 		Manager: s.manager, Auth: auth, Logger: log, BodyLimit: cfg.Server.RequestBodyLimit,
 		WaitMax: cfg.Server.WaitMax, MaxWaiters: cfg.Server.MaxWaiters,
 		MaxWaitersPerCaller: cfg.Server.MaxWaitersPerCaller, Health: s.health,
-		Logs: s.runtimes, Console: console.OptionsFrom(cfg.Auth),
+		Logs: s.runtimes, Stats: s.runtimes, Console: console.OptionsFrom(cfg.Auth),
 	})
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.Server.Addr)
 	if err != nil {

@@ -16,9 +16,12 @@ import (
 	"github.com/berth-io/berth/internal/wiring"
 )
 
-// logsPattern is the one route this function serves; API Gateway sends it
-// nothing else, and anything else that reaches it is 404.
-const logsPattern = "GET /api/containers/{id}/logs"
+// The routes this function serves; API Gateway sends it nothing else, and
+// anything else that reaches it is 404.
+const (
+	logsPattern  = "GET /api/containers/{id}/logs"
+	statsPattern = "GET /api/containers/{id}/stats"
+)
 
 // setup loads the configuration from env and builds the function's
 // handler on DynamoDB and the configured runtimes: everything a Lambda
@@ -47,7 +50,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 }
 
 // newAdapter wires the manager (the owner and admin checks of its Get),
-// the HTTP API's logs route on res and the Lambda adapter (caller from the
+// the HTTP API's logs and stats routes on res and the Lambda adapter (caller from the
 // JWT claims) on s. Tests call it with DynamoDB Local and a real Docker
 // engine.
 func newAdapter(cfg *config.Config, s store.Store, res *runtime.Resolver, logger *slog.Logger, emf *metrics.Emitter) *lambdahttp.Adapter {
@@ -60,8 +63,10 @@ func newAdapter(cfg *config.Config, s store.Store, res *runtime.Resolver, logger
 		WaitMax:    cfg.Server.WaitMax,
 		Logs:       res,
 		LogsPolled: true,
+		Stats:      res,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(logsPattern, api)
+	mux.Handle(statsPattern, api)
 	return lambdahttp.New(mux, lambdahttp.Options{AdminClaim: cfg.Auth.AdminClaim, AdminGroup: cfg.Auth.AdminGroup, Logger: logger})
 }

@@ -15,12 +15,15 @@ import (
 	"github.com/berth-io/berth/internal/store/dynamostore"
 )
 
-// LogsRoutePath is the route served by the logs function instead of the api function's
-// APIRoutePath (GET only, behind the authorizer): reading what a container printed needs the
-// runtimes, which the api function does not reach.
-const LogsRoutePath = "/api/containers/{id}/logs"
+// LogsRoutePath and StatsRoutePath are the routes served by the logs function instead of the
+// api function's APIRoutePath (GET only, behind the authorizer): reading what a container
+// printed, or what it uses now, needs the runtimes, which the api function does not reach.
+const (
+	LogsRoutePath  = "/api/containers/{id}/logs"
+	StatsRoutePath = "/api/containers/{id}/stats"
+)
 
-// Logs holds the logs function behind LogsRoutePath.
+// Logs holds the logs function behind LogsRoutePath and StatsRoutePath.
 type Logs struct {
 	constructs.Construct
 	Function awslambda.Function
@@ -32,7 +35,7 @@ func newLogs(scope constructs.Construct, p Props, common map[string]*string, tab
 	l := &Logs{Construct: constructs.NewConstruct(scope, jsii.String("Logs"))}
 	fn, err := newFunction(l.Construct, p, common, functionSpec{
 		id: "LogsFunction", binary: "logs",
-		description: "berth container logs (GET /api/containers/{id}/logs, bounded answer)",
+		description: "berth container logs and stats (GET /api/containers/{id}/logs, bounded answer; /stats)",
 		timeout:     APITimeout,
 		inVPC:       true,
 		env: merge(map[string]*string{envAdminClaim: jsii.String(p.AdminClaim), envAdminGroup: jsii.String(p.AdminGroup)},
@@ -46,18 +49,21 @@ func newLogs(scope constructs.Construct, p Props, common map[string]*string, tab
 	}
 	l.Function = fn
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("LogsFunction"), fn, nil)
-	routes := api.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-		Path:        jsii.String(LogsRoutePath),
-		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
-		Integration: integration,
-	})
-	// The integration lets API Gateway invoke the function from the route's path as written,
-	// {id} and all, on any method; template.yaml (LogsInvokePermission) from this route only,
-	// with the path parameter a wildcard, as SAM writes path parameters. The CDK writes the same.
-	for _, r := range *routes {
-		for _, c := range *r.Node().FindAll(constructs.ConstructOrder_PREORDER) {
-			if perm, ok := c.(awslambda.CfnPermission); ok {
-				perm.SetSourceArn(routeSourceArn(l.Construct, api.HTTPAPI, "GET", LogsRoutePath))
+	for _, path := range []string{LogsRoutePath, StatsRoutePath} {
+		routes := api.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path:        jsii.String(path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
+			Integration: integration,
+		})
+		// The integration lets API Gateway invoke the function from the route's path as
+		// written, {id} and all, on any method; template.yaml (LogsInvokePermission,
+		// StatsInvokePermission) from this route only, with the path parameter a wildcard, as
+		// SAM writes path parameters. The CDK writes the same.
+		for _, r := range *routes {
+			for _, c := range *r.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+				if perm, ok := c.(awslambda.CfnPermission); ok {
+					perm.SetSourceArn(routeSourceArn(l.Construct, api.HTTPAPI, "GET", path))
+				}
 			}
 		}
 	}

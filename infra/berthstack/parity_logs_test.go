@@ -9,10 +9,13 @@ import (
 	"github.com/berth-io/berth/infra/cfnshape"
 )
 
-// logsPermissionSourceArn is template.yaml's LogsInvokePermission: this route (GET, any stage)
-// with the path parameter a wildcard, not the CDK's default of the path as written ({id}) on
-// any method.
-const logsPermissionSourceArn = "arn:aws:execute-api:${AWS::Region}:${AWS::AccountId}:${<AWS::ApiGatewayV2::Api>}/*/GET/api/containers/*/logs"
+// logsPermissionSourceArns are template.yaml's LogsInvokePermission and StatsInvokePermission:
+// each route (GET, any stage) with the path parameter a wildcard, not the CDK's default of the
+// path as written ({id}) on any method.
+var logsPermissionSourceArns = []string{
+	"arn:aws:execute-api:${AWS::Region}:${AWS::AccountId}:${<AWS::ApiGatewayV2::Api>}/*/GET/api/containers/*/logs",
+	"arn:aws:execute-api:${AWS::Region}:${AWS::AccountId}:${<AWS::ApiGatewayV2::Api>}/*/GET/api/containers/*/stats",
+}
 
 // checkLogsPermission: the permission that lets API Gateway invoke the logs function has the
 // same SourceArn in the CDK stack (cdkFunction: the function's logical id) as in template.yaml,
@@ -27,8 +30,8 @@ func checkLogsPermission(t *testing.T, sam, cdk *cfnshape.Resolved, cdkFunction 
 		{"template.yaml", "LogsFunction", sam},
 		{"the CDK stack", cdkFunction, cdk},
 	} {
-		if got := permissionSourceArns(c.r, c.function); !slices.Equal(got, []string{logsPermissionSourceArn}) {
-			t.Errorf("%s: the logs function's permissions' SourceArns %q, want [%q]", c.name, got, logsPermissionSourceArn)
+		if got := permissionSourceArns(c.r, c.function); !slices.Equal(got, logsPermissionSourceArns) {
+			t.Errorf("%s: the logs function's permissions' SourceArns %q, want %q", c.name, got, logsPermissionSourceArns)
 		}
 	}
 }

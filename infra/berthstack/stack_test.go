@@ -528,10 +528,11 @@ func TestAuth(t *testing.T) {
 	for _, path := range ConsoleRoutePaths {
 		s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + path, "AuthorizationType": "NONE"})
 	}
-	// The logs route, behind the authorizer, to the logs function.
+	// The logs and stats routes, behind the authorizer, to the logs function.
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + LogsRoutePath, "AuthorizationType": "JWT"})
-	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 8 {
-		t.Errorf("%d routes, want 8 (every path behind the authorizer but the OpenAPI document, /livez, /readyz and the console's three; the logs route)", n)
+	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + StatsRoutePath, "AuthorizationType": "JWT"})
+	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 9 {
+		t.Errorf("%d routes, want 9 (every path behind the authorizer but the OpenAPI document, /livez, /readyz and the console's three; the logs and stats routes)", n)
 	}
 }
 

@@ -58,10 +58,13 @@ func TestFrontDoorFollowsTemplateAuthorizers(t *testing.T) {
 			}
 		}
 	}
-	// A container's logs come from the function that reaches the runtimes,
-	// behind the same authorizer; any other method or path stays the api's.
+	// A container's logs and stats come from the function that reaches the
+	// runtimes, behind the same authorizer; any other method or path stays
+	// the api's.
 	for _, tc := range []struct{ method, path, function string }{
 		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/logs", "LogsFunction"},
+		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/stats", "LogsFunction"},
+		{"POST", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/stats", "ApiFunction"},
 		{"POST", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/logs", "ApiFunction"},
 		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/logs/x", "ApiFunction"},
 		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E", "ApiFunction"},

@@ -86,6 +86,17 @@ func TestFrontDoor(t *testing.T) {
 			t.Errorf("bob reads alice's logs: %d %s", r.status, r.body)
 		}
 	})
+	t.Run("stats are served by the logs function", func(t *testing.T) {
+		// As the logs: a reading, or 409 while the container is not
+		// running; never the api function's 501. Others still 404.
+		r := st.do(http.MethodGet, "/api/containers/"+aliceID+"/stats", aliceToken, nil)
+		if r.status != http.StatusOK && r.status != http.StatusConflict {
+			t.Errorf("stats on the emulated stack: %d %s, want 200 or 409 from the logs function", r.status, r.body)
+		}
+		if r := st.do(http.MethodGet, "/api/containers/"+aliceID+"/stats", bobToken, nil); r.status != http.StatusNotFound {
+			t.Errorf("bob reads alice's stats: %d %s", r.status, r.body)
+		}
+	})
 	t.Run("bad input", func(t *testing.T) {
 		for _, tc := range []struct {
 			name, method, path string

@@ -65,6 +65,9 @@ type Options struct {
 	// Gateway, which buffers an answer and ends it at 30 s, a stream could
 	// never reach the client (the logs function on AWS).
 	LogsPolled bool
+	// Stats serves GET /api/containers/{id}/stats; nil answers it 501 (the
+	// api function on AWS).
+	Stats StatsSource
 	// Console configures the web console served under /console (its
 	// identity provider, if any).
 	Console console.Options
@@ -82,6 +85,7 @@ type handler struct {
 	health     HealthFunc
 	logs       LogSource
 	logsPolled bool
+	stats      StatsSource
 	retryAfter time.Duration
 	// waiters caps the GET /wait calls served at once.
 	waiters *waiterLimits
@@ -114,7 +118,7 @@ func Routes(h http.Handler) []Route {
 // New returns the API handler.
 func New(o Options) http.Handler {
 	h := &handler{m: o.Manager, auth: o.Auth, log: o.Logger, bodyLimit: o.BodyLimit, waitMax: o.WaitMax,
-		health: o.Health, logs: o.Logs, logsPolled: o.LogsPolled, retryAfter: o.RetryAfter, mux: http.NewServeMux()}
+		health: o.Health, logs: o.Logs, logsPolled: o.LogsPolled, stats: o.Stats, retryAfter: o.RetryAfter, mux: http.NewServeMux()}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -137,6 +141,7 @@ func New(o Options) http.Handler {
 	h.route("/api/containers/{id}/wait", map[string]apiFunc{"GET": h.waitContainer})
 	h.route("/api/containers/{id}/events", map[string]apiFunc{"GET": h.listEvents})
 	h.route("/api/containers/{id}/logs", map[string]apiFunc{"GET": h.containerLogs})
+	h.route("/api/containers/{id}/stats", map[string]apiFunc{"GET": h.containerStats})
 	h.route("/api/groups", map[string]apiFunc{"GET": h.listGroups})
 	h.route("/api/groups/{group}", map[string]apiFunc{"GET": h.getGroup})
 	h.route("/api/groups/{group}/finish", map[string]apiFunc{"POST": h.finishGroup})

@@ -26,8 +26,9 @@ func TestConformance(t *testing.T) {
 			Exiting: func(_ *testing.T, code int) container.Instance {
 				return e.instance(fmt.Sprintf("sleep 0.3; exit %d", code))
 			},
-			BindRoot: root,
-			At:       engineAt,
+			BindRoot:    root,
+			At:          engineAt,
+			StatsServed: true,
 		}
 	})
 }

@@ -44,6 +44,10 @@ type Harness struct {
 	// cases point it at nothing, and at a server whose answers no client
 	// can read.
 	At func(t *testing.T, endpoint string) runtime.Runtime
+	// StatsServed says the runtime reads usage on the harness's nodes
+	// (runtime.StatsReader); without it Stats must be ErrNotServed (a
+	// cluster with no metrics API).
+	StatsServed bool
 }
 
 // Run runs every case, each with a harness of its own from newHarness.
@@ -62,6 +66,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"LogsOfMissingObject", testLogsMissing},
 		{"ErrorKinds", testErrorKinds},
 		{"HostPaths", testHostPaths},
+		{"Stats", testStats},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
