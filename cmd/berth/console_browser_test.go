@@ -296,6 +296,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.open("#/containers/"+talker.ID, `#logs-refresh`)
 	b.run("reading the logs", 60*time.Second, poll(`document.getElementById("logs").innerText.includes("console-logs-line")`))
 	b.axe("instance with logs")
+	// The usage panel: CPU and memory of the running container, drawn from
+	// the stats route over two readings.
+	b.run("reading the usage", 60*time.Second, poll(`(document.querySelector("#stats-mem polyline")?.getAttribute("points") || "").split(" ").length >= 2 && document.getElementById("stats").innerText.includes("cores") && document.getElementById("stats-note").innerText.includes("2 reading")`))
+	if s := b.text("#stats"); !strings.Contains(s, "Memory:") || !strings.Contains(s, "Processes:") {
+		t.Errorf("usage panel: %q", s)
+	}
+	b.axe("instance with usage")
 
 	// Groups: members by status, and the finish policy shown before it is
 	// confirmed.

@@ -258,8 +258,9 @@ var scenario = []step{
 	{fixture: "get-group", want: 200}, // run-42: the created container
 	{fixture: "get", want: 200},
 	{fixture: "events", want: 200},
-	{fixture: "logs", want: 501}, // the api function holds no runtime client
-	{fixture: "wait", want: 200}, // status=pending: already there
+	{fixture: "logs", want: 501},  // the api function holds no runtime client
+	{fixture: "stats", want: 501}, // nor does it read usage: the logs function does
+	{fixture: "wait", want: 200},  // status=pending: already there
 	{fixture: "list", want: 200},
 	{fixture: "start", want: 409},  // pending: nothing to start yet
 	{fixture: "delete", want: 404}, // as someone else: see scenarioAsOther

@@ -583,8 +583,9 @@ function instancePage(id) {
   const spec = el("div");
   const timeline = el("div");
   const logs = logsPanel(path, () => inst);
+  const stats = statsPanel(path);
   const endpoints = endpointsPanel();
-  const h1 = page("Container", head, actions, confirmBox, actErr, endpoints.box, el("h2", {}, "Spec"), spec, logs.box, el("h2", {}, "Timeline"), timeline);
+  const h1 = page("Container", head, actions, confirmBox, actErr, endpoints.box, stats.box, el("h2", {}, "Spec"), spec, logs.box, el("h2", {}, "Timeline"), timeline);
   let inst = null, lastVersion = -1, gone = false;
 
   const doAction = async (action) => {
@@ -658,6 +659,7 @@ function instancePage(id) {
       render(i);
       if (changed) await loadEvents();
       logs.tick(i);
+      stats.tick(i);
     } catch (e) {
       if (e.status === 404 && inst) {
         gone = true;
@@ -726,6 +728,96 @@ function endpointsPanel() {
       })))));
   };
   return { box, show };
+}
+
+// STATS_EVERY_MS is how often the usage panel reads a running container's
+// stats; the last STATS_KEEP readings (five minutes) are drawn.
+const STATS_EVERY_MS = 5000;
+const STATS_KEEP = 60;
+
+// SVG_NS is the SVG namespace, as the HTML parser gives an <svg> (no URL
+// is written in the script: the console serves none).
+const SVG_NS = new DOMParser().parseFromString("<svg></svg>", "text/html").body.firstChild.namespaceURI;
+
+// svgEl is el for SVG elements (attributes only).
+function svgEl(tag, attrs, ...children) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  e.append(...children);
+  return e;
+}
+
+// sparkline draws values (oldest first, the newest at the right edge, one
+// step a reading) against [0, top], named by label for screen readers.
+function sparkline(id, values, top, label) {
+  const w = 240, h = 48, step = w / (STATS_KEEP - 1);
+  const y = (v) => (h - 1 - (Math.min(v, top) / top) * (h - 2)).toFixed(1);
+  const pts = values.map((v, k) => (w - (values.length - 1 - k) * step).toFixed(1) + "," + y(v));
+  // One reading is drawn as a short flat line: a polyline needs two points.
+  if (values.length === 1) pts.unshift((w - step).toFixed(1) + "," + y(values[0]));
+  return svgEl("svg", { id, class: "spark", viewBox: `0 0 ${w} ${h}`, width: w, height: h, role: "img", "aria-label": label },
+    svgEl("polyline", { points: pts.join(" "), fill: "none", stroke: "currentColor", "stroke-width": 2 }));
+}
+
+// fmtBytes writes n bytes with a binary unit: 64.0 MiB.
+function fmtBytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let k = 0;
+  while (n >= 1024 && k < units.length - 1) { n /= 1024; k++; }
+  return (k ? n.toFixed(1) : String(n)) + " " + units[k];
+}
+
+// statsPanel is the instance page's usage: while the container runs, its
+// stats (GET .../stats) every STATS_EVERY_MS, CPU and memory drawn over the
+// last readings. Where the deployment or the runtime serves no stats (501)
+// it says so and stops asking.
+function statsPanel(path) {
+  const ids = { h: uid("stats-h") };
+  const body = el("div", { id: "stats" });
+  const note = el("p", { class: "muted", id: "stats-note" }, "Usage is read while the container runs.");
+  const box = el("section", { "aria-labelledby": ids.h }, el("h2", { id: ids.h }, "Usage"), note, body);
+  const cpu = [], mem = [];
+  let busy = false, served = true, lastLoad = 0;
+  const keep = (a, v) => { a.push(v); if (a.length > STATS_KEEP) a.shift(); };
+  const draw = (s) => {
+    keep(cpu, s.cpu.cores);
+    keep(mem, s.memory.usage_bytes);
+    const pct = s.cpu.percent_of_limit, limit = s.memory.limit_bytes;
+    const cpuText = `CPU: ${s.cpu.cores.toFixed(2)} cores` + (pct === null ? "" : ` (${pct.toFixed(0)} % of its limit)`);
+    const memText = `Memory: ${fmtBytes(s.memory.usage_bytes)}` + (limit === null ? "" : ` of ${fmtBytes(limit)}`);
+    const net = s.network ? ` · network in ${fmtBytes(s.network.rx_bytes)}, out ${fmtBytes(s.network.tx_bytes)}` : "";
+    note.textContent = `The last ${cpu.length} reading(s), every ${STATS_EVERY_MS / 1000} s, read at ${fmtTime(s.at)}.`;
+    body.replaceChildren(el("div", { class: "charts" },
+      el("figure", {}, sparkline("stats-cpu", cpu, Math.max(1, ...cpu), cpuText + ", over the last readings"), el("figcaption", {}, cpuText)),
+      el("figure", {}, sparkline("stats-mem", mem, limit || Math.max(1, ...mem) * 1.25, memText + ", over the last readings"), el("figcaption", {}, memText))),
+    el("p", { class: "muted" }, `Processes: ${s.pids === null ? "—" : s.pids}` + net));
+  };
+  const load = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      draw(await api("GET", path + "/stats"));
+    } catch (e) {
+      if (e.status === 501) {
+        served = false;
+        note.textContent = "This deployment does not read usage: " + (e.problem.detail || "no stats route") + ".";
+      } else if (e.status === 409) note.textContent = "Usage is read while the container runs.";
+      else note.textContent = problemText(e);
+    } finally {
+      busy = false;
+    }
+  };
+  // tick follows the instance: usage is read every STATS_EVERY_MS while it
+  // runs.
+  const tick = (i) => {
+    if (!i || !served || i.status !== "running") return;
+    const now = Date.now();
+    if (now - lastLoad >= STATS_EVERY_MS) {
+      lastLoad = now;
+      load();
+    }
+  };
+  return { box, tick };
 }
 
 // LOG_TAIL is how many of the last lines the logs panel shows; while the
