@@ -68,7 +68,7 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 			return nil, err
 		}
 	}
-	s.Alarms = newAlarms(s.Stack, p, s.Pipeline, s.Workers, s.Notify, s.Reconciler)
+	s.Alarms = newAlarms(s.Stack, p, s.Pipeline, s.Workers, s.Notify, s.Reconciler, s.Watcher)
 	s.outputs()
 	return s, nil
 }
@@ -95,4 +95,5 @@ func (s *Stack) outputs() {
 	out("NotifyQueueUrl", "", s.Pipeline.Notify.Queue.QueueUrl())
 	out("NotifyDeadLetterQueueUrl", "", s.Pipeline.Notify.DeadLetter.QueueUrl())
 	out("StreamFailureQueueUrl", "", s.Pipeline.StreamFailure.QueueUrl())
+	out("AlarmNotificationsTopicArn", "The topic every alarm notifies (subscribe to it: docs/deploy.md, Alarms)", s.Alarms.Topic.TopicArn())
 }
