@@ -133,6 +133,10 @@ type Props struct {
 	// DistDir holds <fn>/bootstrap for every function, what `make build` writes. Not a template
 	// parameter: SAM builds the code itself. Defaults to DefaultDistDir.
 	DistDir string
+
+	// net is the VPC placement New makes from SubnetIDs and SecurityGroupIDs, for the
+	// functions that reach the runtimes.
+	net *deploymentNet
 }
 
 // DefaultReconcileSchedule runs the reconciler once a minute.

@@ -41,6 +41,7 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 		stackProps.Description = jsii.String("berth: container lifecycles on Lambda, DynamoDB and SQS")
 	}
 	s := &Stack{Stack: awscdk.NewStack(scope, jsii.String(id), stackProps)}
+	p.net = newDeploymentNet(s.Stack, p)
 	common := commonEnv(p)
 	s.Tables = newTables(s.Stack, p)
 	var err error
