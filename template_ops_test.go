@@ -72,3 +72,47 @@ func TestTemplateLifecycleConcurrency(t *testing.T) {
 		t.Errorf("LifecycleQueueMaxConcurrency %v..%v, want SQS's 2..1000", p["MinValue"], p["MaxValue"])
 	}
 }
+
+// TestTemplateBackupsAndLogKeys: with BackupPlan, a daily plan over exactly the six tables,
+// kept BackupRetentionDays, by a role of its own; with LogsKmsKeyArn, every log group is
+// encrypted with that key.
+func TestTemplateBackupsAndLogKeys(t *testing.T) {
+	c := loadTemplate(t)
+	for name, r := range map[string]string{
+		"TablesBackupVault": "AWS::Backup::BackupVault", "TablesBackupPlan": "AWS::Backup::BackupPlan",
+		"TablesBackupRole": "AWS::IAM::Role", "TablesBackupSelection": "AWS::Backup::BackupSelection",
+	} {
+		c.resource(name, r)
+		if cond := asMap(asMap(c.doc["Resources"])[name])["Condition"]; cond != "CreateBackupPlan" {
+			t.Errorf("%s: condition %v, want CreateBackupPlan", name, cond)
+		}
+	}
+	if c.condition("CreateBackupPlan") {
+		t.Errorf("a backup plan by default: BackupPlan is opt-in")
+	}
+	rule := asMap(asList(asMap(c.resource("TablesBackupPlan", "AWS::Backup::BackupPlan")["BackupPlan"])["BackupPlanRule"])[0])
+	if paramOf(asMap(rule["Lifecycle"])["DeleteAfterDays"]) != "BackupRetentionDays" || paramOf(rule["TargetBackupVault"]) != "TablesBackupVault" {
+		t.Errorf("backup rule %v: want DeleteAfterDays !Ref BackupRetentionDays into TablesBackupVault", rule)
+	}
+	var selected []string
+	for _, r := range asList(asMap(c.resource("TablesBackupSelection", "AWS::Backup::BackupSelection")["BackupSelection"])["Resources"]) {
+		if a := getAtt(r); a != nil && a[1] == "Arn" {
+			selected = append(selected, a[0])
+		}
+	}
+	tables := c.resourcesOf("AWS::DynamoDB::Table")
+	if len(selected) != 6 || len(tables) != 6 {
+		t.Errorf("backup selection %v, want the six tables", selected)
+	}
+	for _, s := range selected {
+		if _, ok := tables[s]; !ok {
+			t.Errorf("backup selection names %s, not a table", s)
+		}
+	}
+	groups := c.resourcesOf("AWS::Logs::LogGroup")
+	for name, g := range groups {
+		if got := fmt.Sprint(g["KmsKeyId"]); got != "map[Fn::If:[HasLogsKmsKey map[Ref:LogsKmsKeyArn] map[Ref:AWS::NoValue]]]" {
+			t.Errorf("log group %s: KmsKeyId %s, want !If [HasLogsKmsKey, !Ref LogsKmsKeyArn, !Ref AWS::NoValue]", name, got)
+		}
+	}
+}

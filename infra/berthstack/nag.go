@@ -28,6 +28,9 @@ var stackNagSuppressions = []NagSuppression{
 	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::<Tables[A-Za-z0-9]+\.Arn>/index/\*$`},
 		Reason: "the indexes of one berth table (by_owner, by_status_key, undispatched), named by its ARN: DynamoDB " +
 			"grants queries per index ARN and the set of indexes is the table's own"},
+	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::<Tables[A-Za-z0-9]+\.Arn>/backup/\*$`},
+		Reason: "AWS Backup's role deletes the backups of one berth table when they expire: a backup's ARN is its " +
+			"table's ARN, /backup/, and a name AWS Backup chooses when it takes it"},
 	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::\*$`},
 		Reason: "ecr:GetAuthorizationToken (the workers' pull tokens) and dynamodb:ListStreams (the stream mapping) have " +
 			"no resource-level permissions: * is the only resource they accept; every other action names its resources"},

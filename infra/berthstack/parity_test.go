@@ -24,7 +24,7 @@ var parityCases = []struct {
 	params map[string]string
 }{
 	{name: "defaults"},
-	{name: "external issuer, VPC, secret, alarm topic, concurrency 1, lifecycle 4", params: map[string]string{
+	{name: "external issuer, VPC, secret, alarm topic, concurrency 1, lifecycle 4, backups, logs key", params: map[string]string{
 		ParamJWTIssuer:                    "https://login.example.com/",
 		ParamJWTAudience:                  "cli,web",
 		ParamCreateQueueMaxConcurrency:    "1",
@@ -37,6 +37,9 @@ var parityCases = []struct {
 		ParamConfigVersion:                "7",
 		ParamAlarmTopicARN:                "arn:aws:sns:eu-west-1:123456789012:ops",
 		ParamLifecycleQueueMaxConcurrency: "4",
+		ParamBackupPlan:                   "true",
+		ParamBackupRetentionDays:          "90",
+		ParamLogsKmsKeyArn:                "arn:aws:kms:eu-west-1:123456789012:key/0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9",
 		ParamDeletionProtection:           "false",
 		ParamLogRetentionDays:             "7",
 		ParamTablePrefix:                  "prod-",
@@ -47,9 +50,10 @@ var parityCases = []struct {
 		ParamEksClusterArns:               "arn:aws:eks:eu-west-1:123456789012:cluster/apps,arn:aws:eks:eu-west-1:123456789012:cluster/batch",
 		ParamEcrRepositoryArns:            "arn:aws:ecr:eu-west-1:123456789012:repository/app,arn:aws:ecr:eu-west-1:123456789012:repository/tools",
 	}},
-	{name: "prod identity: MFA required, threat protection enforced", params: map[string]string{
+	{name: "prod: MFA required, threat protection enforced, backups", params: map[string]string{
 		ParamUserPoolMfa:              "ON",
 		ParamUserPoolThreatProtection: "ENFORCED",
+		ParamBackupPlan:               "true",
 	}},
 	{name: "no reserved concurrency, concurrency 5", params: map[string]string{
 		ParamUseReservedConcurrency:    "false",

@@ -284,7 +284,7 @@ func ParamNames() []string {
 		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamConfigParameterName, ParamConfigVersion, ParamRuntimeConfigSecretArn, ParamEksClusterArns, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
 		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
 		ParamUseReservedConcurrency, ParamUserPoolMfa, ParamRuntimeWatcher, ParamUserPoolThreatProtection,
-		ParamEventBusName, ParamLifecycleQueueMaxConcurrency}
+		ParamEventBusName, ParamLifecycleQueueMaxConcurrency, ParamBackupPlan, ParamBackupRetentionDays, ParamLogsKmsKeyArn}
 }
 
 var configParameterRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]+$`)

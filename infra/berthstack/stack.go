@@ -26,6 +26,8 @@ type Stack struct {
 	// Logs serves GET /api/containers/{id}/logs.
 	Logs   *Logs
 	Alarms *Alarms
+	// Backup is nil with Props.BackupPlan off.
+	Backup *Backup
 }
 
 // New builds the stack in scope. It fails on invalid props or when a function's binary is
@@ -44,6 +46,9 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 	p.net = newDeploymentNet(s.Stack, p)
 	common := commonEnv(p)
 	s.Tables = newTables(s.Stack, p)
+	if p.BackupPlan {
+		s.Backup = newBackup(s.Stack, p, s.Tables)
+	}
 	var err error
 	if s.API, err = newAPI(s.Stack, p, common, s.Tables); err != nil {
 		return nil, err
