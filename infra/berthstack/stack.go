@@ -28,6 +28,8 @@ type Stack struct {
 	Alarms *Alarms
 	// Backup is nil with Props.BackupPlan off.
 	Backup *Backup
+	// Dashboard is the CloudWatch dashboard of the whole pipeline.
+	Dashboard *Dashboard
 }
 
 // New builds the stack in scope. It fails on invalid props or when a function's binary is
@@ -75,6 +77,7 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 		}
 	}
 	s.Alarms = newAlarms(s.Stack, p, s.Pipeline, s.Workers, s.Notify, s.Reconciler, s.Watcher)
+	s.Dashboard = newDashboard(s)
 	s.outputs()
 	return s, nil
 }
@@ -101,5 +104,6 @@ func (s *Stack) outputs() {
 	out("NotifyQueueUrl", "", s.Pipeline.Notify.Queue.QueueUrl())
 	out("NotifyDeadLetterQueueUrl", "", s.Pipeline.Notify.DeadLetter.QueueUrl())
 	out("StreamFailureQueueUrl", "", s.Pipeline.StreamFailure.QueueUrl())
+	out("DashboardUrl", "The CloudWatch dashboard of the pipeline, for the person on call", s.Dashboard.URL())
 	out("AlarmNotificationsTopicArn", "The topic every alarm notifies (subscribe to it: docs/deploy.md, Alarms)", s.Alarms.Topic.TopicArn())
 }
