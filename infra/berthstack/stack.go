@@ -2,7 +2,7 @@
 // template.yaml, for teams that deploy with the CDK. Each construct is named for what it holds:
 // Api (the HTTP API, its authorizer and the api function), Tables, Pipeline (the outbox stream's
 // dispatcher and the queues), Workers, Notify (the deliveries' consumer), Reconciler (with its schedule), Watcher (with
-// its schedule) and Alarms.
+// its schedule), Alarms (with the topic they notify), Backup (the tables' backup plan, opt-in) and Dashboard.
 package berthstack
 
 import (
