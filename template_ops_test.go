@@ -2,6 +2,7 @@ package berth_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -75,7 +76,8 @@ func TestTemplateLifecycleConcurrency(t *testing.T) {
 
 // TestTemplateBackupsAndLogKeys: with BackupPlan, a daily plan over exactly the six tables,
 // kept BackupRetentionDays, by a role of its own; with LogsKmsKeyArn, every log group is
-// encrypted with that key.
+// encrypted with that key, and with CreateLogsKmsKey (and no ARN) with the stack's own, whose
+// policy lets CloudWatch Logs of the region use it.
 func TestTemplateBackupsAndLogKeys(t *testing.T) {
 	c := loadTemplate(t)
 	for name, r := range map[string]string{
@@ -111,8 +113,15 @@ func TestTemplateBackupsAndLogKeys(t *testing.T) {
 	}
 	groups := c.resourcesOf("AWS::Logs::LogGroup")
 	for name, g := range groups {
-		if got := fmt.Sprint(g["KmsKeyId"]); got != "map[Fn::If:[HasLogsKmsKey map[Ref:LogsKmsKeyArn] map[Ref:AWS::NoValue]]]" {
-			t.Errorf("log group %s: KmsKeyId %s, want !If [HasLogsKmsKey, !Ref LogsKmsKeyArn, !Ref AWS::NoValue]", name, got)
+		if got := fmt.Sprint(g["KmsKeyId"]); got != "map[Fn::If:[HasLogsKmsKey map[Ref:LogsKmsKeyArn] map[Fn::If:[CreateLogsKey map[Fn::GetAtt:LogsKey.Arn] map[Ref:AWS::NoValue]]]]]" {
+			t.Errorf("log group %s: KmsKeyId %s, want !If [HasLogsKmsKey, !Ref LogsKmsKeyArn, !If [CreateLogsKey, !GetAtt LogsKey.Arn, !Ref AWS::NoValue]]", name, got)
 		}
+	}
+	if cond := asMap(asMap(c.doc["Resources"])["LogsKey"])["Condition"]; cond != "CreateLogsKey" {
+		t.Errorf("LogsKey: condition %v, want CreateLogsKey", cond)
+	}
+	policy := fmt.Sprint(c.resource("LogsKey", "AWS::KMS::Key")["KeyPolicy"])
+	if !strings.Contains(policy, "map[Service:map[Fn::Sub:logs.${AWS::Region}.amazonaws.com]]") {
+		t.Errorf("LogsKey's policy %s does not let logs.<region>.amazonaws.com use it", policy)
 	}
 }

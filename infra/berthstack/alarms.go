@@ -111,7 +111,8 @@ func (a *Alarms) topic(p Props) awssns.ITopic {
 	a.TopicKey = awskms.NewCfnKey(a.Construct, jsii.String("AlarmTopicKey"), &awskms.CfnKeyProps{
 		Description:       jsii.String("berth alarm topic: CloudWatch alarms publish encrypted notifications"),
 		EnableKeyRotation: jsii.Bool(true),
-		KeyPolicy:         serviceKeyPolicy("CloudWatchAlarms", jsii.String("cloudwatch.amazonaws.com"), nil),
+		KeyPolicy: serviceKeyPolicy("CloudWatchAlarms", jsii.String("cloudwatch.amazonaws.com"),
+			[]string{"kms:Decrypt", "kms:GenerateDataKey*"}, nil),
 	})
 	a.OwnTopic = awssns.NewCfnTopic(a.Construct, jsii.String("AlarmTopic"), &awssns.CfnTopicProps{
 		KmsMasterKeyId: a.TopicKey.Ref(),
@@ -140,12 +141,12 @@ func (a *Alarms) topic(p Props) awssns.ITopic {
 
 // serviceKeyPolicy is the policy of a key the stack makes for one AWS service: the account
 // administers it (IAM policies decide who), and the service (with an optional condition) may
-// encrypt and decrypt with it, nothing more.
-func serviceKeyPolicy(sid string, service *string, condition map[string]any) map[string]any {
+// use it for actions, nothing more.
+func serviceKeyPolicy(sid string, service *string, actions []string, condition map[string]any) map[string]any {
 	use := map[string]any{
 		"Sid": sid, "Effect": "Allow",
 		"Principal": map[string]any{"Service": service},
-		"Action":    []any{"kms:Decrypt", "kms:GenerateDataKey*"},
+		"Action":    actions,
 		"Resource":  "*",
 	}
 	if condition != nil {

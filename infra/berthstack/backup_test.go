@@ -1,6 +1,7 @@
 package berthstack
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -45,19 +46,42 @@ func TestBackupPlan(t *testing.T) {
 	}
 }
 
-// TestLogsKmsKey: with LogsKmsKeyArn every log group is encrypted with that key; without, none
-// names a key.
+// TestLogsKmsKey: with LogsKmsKeyArn every log group is encrypted with that key; with
+// CreateLogsKmsKey (and no ARN) with a key of the stack's own that CloudWatch Logs of the region
+// may use; without either, none names a key.
 func TestLogsKmsKey(t *testing.T) {
 	const key = "arn:aws:kms:eu-west-1:123456789012:key/0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9"
-	for _, want := range []string{"", key} {
-		s := synth(t, withProps(func(p *Props) { p.LogsKmsKeyArn = want }))
+	for _, tc := range []struct {
+		arn    string
+		create bool
+	}{{"", false}, {key, false}, {key, true}, {"", true}} {
+		s := synth(t, withProps(func(p *Props) { p.LogsKmsKeyArn, p.CreateLogsKmsKey = tc.arn, tc.create }))
+		var want any
+		switch {
+		case tc.arn != "":
+			want = tc.arn
+		case tc.create:
+			if s.stack.LogsKey == nil {
+				t.Fatal("CreateLogsKmsKey made no key")
+			}
+			id := s.logicalID(t, s.stack.LogsKey)
+			want = getAtt(id, "Arn")
+			kp, _ := json.Marshal(s.props(t, id)["KeyPolicy"])
+			if !strings.Contains(string(kp), `"logs.",{"Ref":"AWS::Region"},".amazonaws.com"`) ||
+				!strings.Contains(string(kp), "kms:EncryptionContext:aws:logs:arn") || s.props(t, id)["EnableKeyRotation"] != true {
+				t.Errorf("logs key policy %s: want logs.<region>.amazonaws.com allowed for this account's log groups, rotation on", kp)
+			}
+		}
+		if tc.arn != "" && s.stack.LogsKey != nil {
+			t.Errorf("a logs key made beside LogsKmsKeyArn")
+		}
 		groups := s.ofType("AWS::Logs::LogGroup")
 		if len(groups) != 9 {
 			t.Errorf("%d log groups, want 9 (eight functions and the API's access log)", len(groups))
 		}
 		for id, g := range groups {
-			if got, _ := g["KmsKeyId"].(string); got != want {
-				t.Errorf("key %q: log group %s has KmsKeyId %v", want, id, g["KmsKeyId"])
+			if fmt.Sprint(g["KmsKeyId"]) != fmt.Sprint(want) {
+				t.Errorf("%+v: log group %s has KmsKeyId %v, want %v", tc, id, g["KmsKeyId"], want)
 			}
 		}
 	}

@@ -151,15 +151,15 @@ func seconds(d time.Duration) awscdk.Duration {
 	return awscdk.Duration_Seconds(jsii.Number(d.Seconds()))
 }
 
-// newLogGroup is a log group with the deployment's retention and key (Props.LogsKmsKeyArn),
+// newLogGroup is a log group with the deployment's retention and key (newLogsKey),
 // deleted with the stack (as template.yaml's are).
 func newLogGroup(scope constructs.Construct, id *string, p Props) awslogs.LogGroup {
 	lg := awslogs.NewLogGroup(scope, id, &awslogs.LogGroupProps{RemovalPolicy: awscdk.RemovalPolicy_DESTROY})
 	// By number: the construct's retention is an enum of names.
 	cfn := lg.Node().DefaultChild().(awslogs.CfnLogGroup)
 	cfn.SetRetentionInDays(jsii.Number(p.LogRetentionDays))
-	if p.LogsKmsKeyArn != "" {
-		cfn.SetKmsKeyId(jsii.String(p.LogsKmsKeyArn))
+	if p.logsKey != nil {
+		cfn.SetKmsKeyId(p.logsKey)
 	}
 	return lg
 }

@@ -55,9 +55,10 @@ var parityCases = []struct {
 		ParamUserPoolThreatProtection: "ENFORCED",
 		ParamBackupPlan:               "true",
 	}},
-	{name: "no reserved concurrency, concurrency 5", params: map[string]string{
+	{name: "no reserved concurrency, concurrency 5, the stack's logs key", params: map[string]string{
 		ParamUseReservedConcurrency:    "false",
 		ParamCreateQueueMaxConcurrency: "5",
+		ParamCreateLogsKmsKey:          "true",
 	}},
 	{name: "no watcher", params: map[string]string{ParamRuntimeWatcher: "false"}},
 }

@@ -126,6 +126,10 @@ type Props struct {
 	// policy must let logs.<region>.amazonaws.com use it. Empty means CloudWatch Logs' own
 	// encryption. Defaults to "".
 	LogsKmsKeyArn string
+	// CreateLogsKmsKey, without LogsKmsKeyArn, makes a customer-managed key for the log groups
+	// (rotated yearly; its policy lets CloudWatch Logs of the stack's region use it for this
+	// account's log groups) and encrypts every log group with it. Defaults to false.
+	CreateLogsKmsKey bool
 	// EventBusName is the EventBridge bus (a name in the stack's account and region) every
 	// status change is put on; only the notify function may put events, on it only. Defaults
 	// to DefaultEventBusName.
@@ -137,6 +141,9 @@ type Props struct {
 	// net is the VPC placement New makes from SubnetIDs and SecurityGroupIDs, for the
 	// functions that reach the runtimes.
 	net *deploymentNet
+	// logsKey is the key every log group is encrypted with (LogsKmsKeyArn, or the stack's own
+	// with CreateLogsKmsKey); nil for CloudWatch Logs' own encryption.
+	logsKey *string
 }
 
 // DefaultReconcileSchedule runs the reconciler once a minute.
@@ -248,6 +255,7 @@ const (
 	ParamBackupPlan                   = "BackupPlan"
 	ParamBackupRetentionDays          = "BackupRetentionDays"
 	ParamLogsKmsKeyArn                = "LogsKmsKeyArn"
+	ParamCreateLogsKmsKey             = "CreateLogsKmsKey"
 	ParamUseReservedConcurrency       = "UseReservedConcurrency"
 	ParamUserPoolMfa                  = "UserPoolMfa"
 	ParamUserPoolThreatProtection     = "UserPoolThreatProtection"
@@ -284,7 +292,7 @@ func ParamNames() []string {
 		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamConfigParameterName, ParamConfigVersion, ParamRuntimeConfigSecretArn, ParamEksClusterArns, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
 		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
 		ParamUseReservedConcurrency, ParamUserPoolMfa, ParamRuntimeWatcher, ParamUserPoolThreatProtection,
-		ParamEventBusName, ParamLifecycleQueueMaxConcurrency, ParamBackupPlan, ParamBackupRetentionDays, ParamLogsKmsKeyArn}
+		ParamEventBusName, ParamLifecycleQueueMaxConcurrency, ParamBackupPlan, ParamBackupRetentionDays, ParamLogsKmsKeyArn, ParamCreateLogsKmsKey}
 }
 
 var configParameterRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]+$`)
@@ -367,6 +375,7 @@ func LoadProps(lookup Lookup) (Props, error) {
 	boolean(ParamBackupPlan, &p.BackupPlan)
 	integer(ParamBackupRetentionDays, &p.BackupRetentionDays)
 	str(ParamLogsKmsKeyArn, &p.LogsKmsKeyArn)
+	boolean(ParamCreateLogsKmsKey, &p.CreateLogsKmsKey)
 	str(ParamEventBusName, &p.EventBusName)
 	str(ParamDistDir, &p.DistDir)
 	if len(errs) > 0 {

@@ -7,6 +7,7 @@ package berthstack
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -30,6 +31,8 @@ type Stack struct {
 	Backup *Backup
 	// Dashboard is the CloudWatch dashboard of the whole pipeline.
 	Dashboard *Dashboard
+	// LogsKey is the log groups' key the stack made (Props.CreateLogsKmsKey); nil otherwise.
+	LogsKey awskms.CfnKey
 }
 
 // New builds the stack in scope. It fails on invalid props or when a function's binary is
@@ -46,6 +49,7 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 	}
 	s := &Stack{Stack: awscdk.NewStack(scope, jsii.String(id), stackProps)}
 	p.net = newDeploymentNet(s.Stack, p)
+	p.logsKey, s.LogsKey = newLogsKey(s.Stack, p)
 	common := commonEnv(p)
 	s.Tables = newTables(s.Stack, p)
 	if p.BackupPlan {
