@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -52,7 +53,7 @@ func newFunction(scope constructs.Construct, p Props, common map[string]*string,
 	if _, err := os.Stat(filepath.Join(dir, functionHandler)); err != nil {
 		return nil, fmt.Errorf("%s: no %s in %s (run `make build` at the repository root): %w", spec.id, functionHandler, dir, err)
 	}
-	vpc := spec.inVPC && len(p.SubnetIDs) > 0
+	vpc := spec.inVPC && p.net != nil
 	managed := append([]string{}, baseManagedPolicies...)
 	if vpc {
 		// Only in a VPC, as template.yaml's written-out roles have it (HasVpc).
@@ -83,28 +84,58 @@ func newFunction(scope constructs.Construct, p Props, common map[string]*string,
 		Timeout:      seconds(spec.timeout),
 		MemorySize:   jsii.Number(cmp.Or(spec.memoryMB, FunctionMemoryMB)),
 		Environment:  &env,
-		Role:         role,
+		// The role as it is: the construct would add X-Ray statements for Tracing (the
+		// managed policy above has them) and the VPC access policy for Vpc (added above, as
+		// template.yaml's written-out roles have it).
+		Role: role.WithoutPolicyUpdates(nil),
+		// Set on the construct, not as property overrides, so that construct-level checks
+		// (cdk-nag's tracing and VPC rules) see them.
+		Tracing: awslambda.Tracing_ACTIVE,
 	}
 	if spec.reserved > 0 {
 		props.ReservedConcurrentExecutions = jsii.Number(spec.reserved)
 	}
-	fn := awslambda.NewFunction(scope, jsii.String(spec.id), props)
-	cfn := fn.Node().DefaultChild().(awslambda.CfnFunction)
-	// Active tracing through the property: the construct's Tracing option would add its own
-	// X-Ray statements beside the managed policy the role already has.
-	cfn.AddPropertyOverride(jsii.String("TracingConfig"), map[string]any{"Mode": "Active"})
 	if vpc {
-		// By id: the construct's VPC option needs a looked-up VPC, an account call at synth.
-		cfn.AddPropertyOverride(jsii.String("VpcConfig"), map[string]any{
-			"SubnetIds":        p.SubnetIDs,
-			"SecurityGroupIds": p.SecurityGroupIDs,
-		})
+		props.Vpc, props.VpcSubnets, props.SecurityGroups = p.net.vpc, p.net.subnets, p.net.groups
 	}
+	fn := awslambda.NewFunction(scope, jsii.String(spec.id), props)
 	// The function's own log group (/aws/lambda/<name>), made here so that it has a retention
 	// and goes with the stack.
 	lg := newLogGroup(scope, jsii.String(spec.id+"Logs"), p)
 	lg.Node().DefaultChild().(awslogs.CfnLogGroup).SetLogGroupName(jsii.String("/aws/lambda/" + *fn.FunctionName()))
 	return fn, nil
+}
+
+// deploymentNet is the deployment's subnets and security groups as constructs, by id: looking
+// the VPC up would be an account call at synth. A function's VpcConfig names only subnets and
+// security groups, so the VPC here only holds them (its id and zone are written nowhere).
+type deploymentNet struct {
+	vpc     awsec2.IVpc
+	subnets *awsec2.SubnetSelection
+	groups  *[]awsec2.ISecurityGroup
+}
+
+// newDeploymentNet makes p's network constructs under scope; nil without subnets.
+func newDeploymentNet(scope constructs.Construct, p Props) *deploymentNet {
+	if len(p.SubnetIDs) == 0 {
+		return nil
+	}
+	holder := constructs.NewConstruct(scope, jsii.String("DeploymentVpc"))
+	n := &deploymentNet{vpc: awsec2.Vpc_FromVpcAttributes(holder, jsii.String("Vpc"), &awsec2.VpcAttributes{
+		VpcId:             jsii.String("vpc-of-the-subnets"),
+		AvailabilityZones: jsii.Strings("zone-of-the-subnets"),
+	})}
+	var subnets []awsec2.ISubnet
+	for _, id := range p.SubnetIDs {
+		subnets = append(subnets, awsec2.Subnet_FromSubnetId(holder, jsii.String(id), jsii.String(id)))
+	}
+	var groups []awsec2.ISecurityGroup
+	for _, id := range p.SecurityGroupIDs {
+		groups = append(groups, awsec2.SecurityGroup_FromSecurityGroupId(holder, jsii.String(id), jsii.String(id),
+			&awsec2.SecurityGroupImportOptions{Mutable: jsii.Bool(false)}))
+	}
+	n.subnets, n.groups = &awsec2.SubnetSelection{Subnets: &subnets}, &groups
+	return n
 }
 
 // allow is one Allow statement.
@@ -120,11 +151,15 @@ func seconds(d time.Duration) awscdk.Duration {
 	return awscdk.Duration_Seconds(jsii.Number(d.Seconds()))
 }
 
-// newLogGroup is a log group with the deployment's retention, deleted with the stack (as
-// template.yaml's are).
+// newLogGroup is a log group with the deployment's retention and key (newLogsKey),
+// deleted with the stack (as template.yaml's are).
 func newLogGroup(scope constructs.Construct, id *string, p Props) awslogs.LogGroup {
 	lg := awslogs.NewLogGroup(scope, id, &awslogs.LogGroupProps{RemovalPolicy: awscdk.RemovalPolicy_DESTROY})
 	// By number: the construct's retention is an enum of names.
-	lg.Node().DefaultChild().(awslogs.CfnLogGroup).SetRetentionInDays(jsii.Number(p.LogRetentionDays))
+	cfn := lg.Node().DefaultChild().(awslogs.CfnLogGroup)
+	cfn.SetRetentionInDays(jsii.Number(p.LogRetentionDays))
+	if p.logsKey != nil {
+		cfn.SetKmsKeyId(p.logsKey)
+	}
 	return lg
 }

@@ -2,6 +2,7 @@ package berthstack
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
@@ -27,6 +28,9 @@ var stackNagSuppressions = []NagSuppression{
 	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::<Tables[A-Za-z0-9]+\.Arn>/index/\*$`},
 		Reason: "the indexes of one berth table (by_owner, by_status_key, undispatched), named by its ARN: DynamoDB " +
 			"grants queries per index ARN and the set of indexes is the table's own"},
+	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::<Tables[A-Za-z0-9]+\.Arn>/backup/\*$`},
+		Reason: "AWS Backup's role deletes the backups of one berth table when they expire: a backup's ARN is its " +
+			"table's ARN, /backup/, and a name AWS Backup chooses when it takes it"},
 	{ID: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::\*$`},
 		Reason: "ecr:GetAuthorizationToken (the workers' pull tokens) and dynamodb:ListStreams (the stream mapping) have " +
 			"no resource-level permissions: * is the only resource they accept; every other action names its resources"},
@@ -36,6 +40,33 @@ var stackNagSuppressions = []NagSuppression{
 	{ID: "AwsSolutions-SQS3",
 		Reason: "StreamFailureQueue is itself the outbox stream mapping's on-failure destination, read by the operator " +
 			"(its items stay pending in the outbox table and the reconciler's sweep sends them): a DLQ behind it would hold nothing"},
+	// cdk-nag's Serverless pack.
+	{ID: "Serverless-SQSRedrivePolicy",
+		Reason: "the queues without a redrive policy are the dead-letter queues themselves (create, lifecycle, notify) and " +
+			"StreamFailureQueue, the stream mapping's on-failure destination: each is alarmed and read by the operator"},
+	{ID: "Serverless-LambdaDLQ",
+		Reason: "no function has an asynchronous invocation that a DLQ would keep: the api and logs functions are called " +
+			"synchronously by API Gateway; the workers and notify consume SQS (a failing message goes to its queue's " +
+			"dead-letter queue after MaxAttempts); the dispatcher's failed stream records go to StreamFailureQueue; a " +
+			"reconciler or watcher tick that fails is superseded by the next one a period later (0 retries, 60 s age)"},
+	{ID: "Serverless-LambdaAsyncFailureDestination",
+		Reason: "the reconciler's and the watcher's asynchronous invocations are schedule ticks: a failed one is superseded " +
+			"by the next tick a period later, and failures raise ReconcilerErrorsAlarm / WatcherErrorsAlarm; a destination " +
+			"would only keep copies of the schedule's constant input"},
+	{ID: "Serverless-LambdaEventSourceMappingDestination",
+		Reason: "the create, lifecycle and notify mappings read SQS, whose mappings take no on-failure destination: a " +
+			"message that fails MaxAttempts times moves to its queue's dead-letter queue (redrive policy), which is alarmed; " +
+			"the stream mapping has StreamFailureQueue as its destination"},
+}
+
+// starRoleNagSuppressions are kept on the roles of the functions that need an action with no
+// resource-level permissions (the dispatcher's dynamodb:ListStreams, the workers'
+// ecr:GetAuthorizationToken); AwsSolutions-IAM5 keeps them with the same reason, and
+// template_test.go's TestTemplateLeastPrivilege allows "*" for those actions only.
+var starRoleNagSuppressions = []NagSuppression{
+	{ID: "Serverless-LambdaStarPermissions",
+		Reason: "dynamodb:ListStreams (the stream mapping) and ecr:GetAuthorizationToken (the workers' pull tokens) have " +
+			"no resource-level permissions: * is the only resource they accept; every other action names its resources"},
 }
 
 // NagSuppressions records on s the AwsSolutions findings berth keeps on purpose, each with its
@@ -60,6 +91,9 @@ func NagSuppressions(s *Stack, p Props) {
 		cdknag.NagSuppressions_AddResourceSuppressions(c, &out, jsii.Bool(true))
 	}
 	add(s.Stack, stackNagSuppressions)
+	for _, fn := range []awslambda.Function{s.Pipeline.Dispatcher, s.Workers.Create, s.Workers.Lifecycle} {
+		add(roleOf(fn), starRoleNagSuppressions)
+	}
 	for _, c := range *s.API.HTTPAPI.Node().FindAll(constructs.ConstructOrder_PREORDER) {
 		if r, ok := c.(awsapigatewayv2.CfnRoute); ok && r.AuthorizationType() != nil && *r.AuthorizationType() == "NONE" {
 			add(r, []NagSuppression{{ID: "AwsSolutions-APIG4",
@@ -84,4 +118,9 @@ func NagSuppressions(s *Stack, p Props) {
 	if len(pool) > 0 {
 		add(s.API.UserPool, pool)
 	}
+}
+
+// roleOf is the role newFunction made for fn: its sibling <id>Role.
+func roleOf(fn awslambda.Function) constructs.IConstruct {
+	return fn.Node().Scope().Node().FindChild(jsii.String(*fn.Node().Id() + "Role"))
 }

@@ -39,6 +39,11 @@ type Props struct {
 	CreateQueueMaxConcurrency int
 	// CreateQueueMaxPending is container.create_queue_max_pending. Defaults to config's.
 	CreateQueueMaxPending int
+	// LifecycleQueueMaxConcurrency is the lifecycle worker's queue mapping's maximum
+	// concurrency: the starts, stops and deletes run at once, what a burst of them may take of
+	// the account's unreserved concurrency (2..1000, AWS's range). Defaults to
+	// DefaultLifecycleQueueMaxConcurrency.
+	LifecycleQueueMaxConcurrency int
 	// UserPoolMfa is the stack's Cognito pool's MfaConfiguration: one of UserPoolMfaChoices.
 	// Defaults to "OPTIONAL".
 	UserPoolMfa string
@@ -107,8 +112,24 @@ type Props struct {
 	// LogRetentionDays is the retention of every log group; one CloudWatch Logs accepts.
 	// Defaults to DefaultLogRetentionDays.
 	LogRetentionDays int
-	// AlarmTopicARN is an SNS topic the alarms notify; empty means alarms without actions.
+	// AlarmTopicARN is an SNS topic the alarms notify; empty means the stack creates one
+	// (encrypted with a key of its own that CloudWatch may use) and the alarms notify that.
 	AlarmTopicARN string
+	// BackupPlan puts the six tables in an AWS Backup plan of the stack's own (a daily backup
+	// kept BackupRetentionDays, in a vault of its own): opt-in, as backups are billed by the
+	// GB-month (samconfig.toml's prod turns it on). Defaults to false.
+	BackupPlan bool
+	// BackupRetentionDays is how long each daily backup is kept (1..36500). Defaults to
+	// DefaultBackupRetentionDays.
+	BackupRetentionDays int
+	// LogsKmsKeyArn is a customer-managed KMS key every log group is encrypted with; its
+	// policy must let logs.<region>.amazonaws.com use it. Empty means CloudWatch Logs' own
+	// encryption. Defaults to "".
+	LogsKmsKeyArn string
+	// CreateLogsKmsKey, without LogsKmsKeyArn, makes a customer-managed key for the log groups
+	// (rotated yearly; its policy lets CloudWatch Logs of the stack's region use it for this
+	// account's log groups) and encrypts every log group with it. Defaults to false.
+	CreateLogsKmsKey bool
 	// EventBusName is the EventBridge bus (a name in the stack's account and region) every
 	// status change is put on; only the notify function may put events, on it only. Defaults
 	// to DefaultEventBusName.
@@ -116,10 +137,26 @@ type Props struct {
 	// DistDir holds <fn>/bootstrap for every function, what `make build` writes. Not a template
 	// parameter: SAM builds the code itself. Defaults to DefaultDistDir.
 	DistDir string
+
+	// net is the VPC placement New makes from SubnetIDs and SecurityGroupIDs, for the
+	// functions that reach the runtimes.
+	net *deploymentNet
+	// logsKey is the key every log group is encrypted with (LogsKmsKeyArn, or the stack's own
+	// with CreateLogsKmsKey); nil for CloudWatch Logs' own encryption.
+	logsKey *string
 }
 
 // DefaultReconcileSchedule runs the reconciler once a minute.
 const DefaultReconcileSchedule = "rate(1 minute)"
+
+// DefaultLifecycleQueueMaxConcurrency lets ten starts, stops or deletes run at once: as many
+// as NotifyMaxConcurrency deliveries, so that together they leave most of the account's
+// unreserved concurrency (at least 100) to the api function.
+const DefaultLifecycleQueueMaxConcurrency = 10
+
+// DefaultBackupRetentionDays keeps a month of daily backups (DynamoDB's point-in-time recovery
+// covers the last 35 days within the table; a backup outlives the table).
+const DefaultBackupRetentionDays = 35
 
 // DefaultLogRetentionDays keeps logs for a month: long enough to look into a failure reported
 // late, bounded so logs do not grow forever.
@@ -159,29 +196,31 @@ var logRetentionChoices = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 
 func DefaultProps() Props {
 	c := config.Default()
 	return Props{
-		TablePrefix:               c.Store.TablePrefix,
-		AdminClaim:                c.Auth.AdminClaim,
-		AdminGroup:                c.Auth.AdminGroup,
-		CreateQueueMaxConcurrency: c.Container.CreateQueueMaxConcurrency,
-		CreateQueueMaxPending:     c.Container.CreateQueueMaxPending,
-		UseReservedConcurrency:    true,
-		UserPoolMfa:               "OPTIONAL",
-		UserPoolThreatProtection:  "OFF",
-		CreateStartTimeoutSeconds: int(c.Container.CreateStartTimeout.Seconds()),
-		MaxAttempts:               c.Container.MaxAttempts,
-		StopGracePeriodSeconds:    int(c.Container.StopGracePeriod.Seconds()),
-		OutboxSweepAfterSeconds:   int(c.Container.OutboxSweepAfter.Seconds()),
-		OrphanGraceSeconds:        int(c.Container.OrphanGrace.Seconds()),
-		ReconcileSchedule:         DefaultReconcileSchedule,
-		RuntimeWatcher:            true,
-		AllowedRuntimes:           strings.Join(c.Container.AllowedRuntimes, ","),
-		WorkspaceRoot:             c.Container.WorkspaceRoot,
-		SecretsParameterPath:      DefaultSecretsParameterPath,
-		ConfigVersion:             DefaultConfigVersion,
-		DeletionProtection:        true,
-		LogRetentionDays:          DefaultLogRetentionDays,
-		EventBusName:              DefaultEventBusName,
-		DistDir:                   DefaultDistDir,
+		TablePrefix:                  c.Store.TablePrefix,
+		AdminClaim:                   c.Auth.AdminClaim,
+		AdminGroup:                   c.Auth.AdminGroup,
+		CreateQueueMaxConcurrency:    c.Container.CreateQueueMaxConcurrency,
+		CreateQueueMaxPending:        c.Container.CreateQueueMaxPending,
+		LifecycleQueueMaxConcurrency: DefaultLifecycleQueueMaxConcurrency,
+		BackupRetentionDays:          DefaultBackupRetentionDays,
+		UseReservedConcurrency:       true,
+		UserPoolMfa:                  "OPTIONAL",
+		UserPoolThreatProtection:     "OFF",
+		CreateStartTimeoutSeconds:    int(c.Container.CreateStartTimeout.Seconds()),
+		MaxAttempts:                  c.Container.MaxAttempts,
+		StopGracePeriodSeconds:       int(c.Container.StopGracePeriod.Seconds()),
+		OutboxSweepAfterSeconds:      int(c.Container.OutboxSweepAfter.Seconds()),
+		OrphanGraceSeconds:           int(c.Container.OrphanGrace.Seconds()),
+		ReconcileSchedule:            DefaultReconcileSchedule,
+		RuntimeWatcher:               true,
+		AllowedRuntimes:              strings.Join(c.Container.AllowedRuntimes, ","),
+		WorkspaceRoot:                c.Container.WorkspaceRoot,
+		SecretsParameterPath:         DefaultSecretsParameterPath,
+		ConfigVersion:                DefaultConfigVersion,
+		DeletionProtection:           true,
+		LogRetentionDays:             DefaultLogRetentionDays,
+		EventBusName:                 DefaultEventBusName,
+		DistDir:                      DefaultDistDir,
 	}
 }
 
@@ -205,38 +244,43 @@ func EnvName(name string) string {
 // The parameter names, shared by template.yaml, CDK context (-c Name=value) and, through
 // EnvName, the environment.
 const (
-	ParamTablePrefix               = "TablePrefix"
-	ParamJWTIssuer                 = "JwtIssuer"
-	ParamJWTAudience               = "JwtAudience"
-	ParamAdminClaim                = "AdminClaim"
-	ParamAdminGroup                = "AdminGroup"
-	ParamCreateQueueMaxConcurrency = "CreateQueueMaxConcurrency"
-	ParamCreateQueueMaxPending     = "CreateQueueMaxPending"
-	ParamUseReservedConcurrency    = "UseReservedConcurrency"
-	ParamUserPoolMfa               = "UserPoolMfa"
-	ParamUserPoolThreatProtection  = "UserPoolThreatProtection"
-	ParamCreateStartTimeoutSeconds = "CreateStartTimeoutSeconds"
-	ParamMaxAttempts               = "MaxAttempts"
-	ParamStopGracePeriodSeconds    = "StopGracePeriodSeconds"
-	ParamOutboxSweepAfterSeconds   = "OutboxSweepAfterSeconds"
-	ParamOrphanGraceSeconds        = "OrphanGraceSeconds"
-	ParamReconcileSchedule         = "ReconcileScheduleExpression"
-	ParamRuntimeWatcher            = "RuntimeWatcher"
-	ParamAllowedRuntimes           = "AllowedRuntimes"
-	ParamWorkspaceRoot             = "WorkspaceRoot"
-	ParamRuntimeConfigSecretArn    = "RuntimeConfigSecretArn"
-	ParamConfigParameterName       = "ConfigParameterName"
-	ParamConfigVersion             = "ConfigVersion"
-	ParamEcrRepositoryArns         = "EcrRepositoryArns"
-	ParamEksClusterArns            = "EksClusterArns"
-	ParamSecretsParameterPath      = "SecretsParameterPath"
-	ParamSubnetIDs                 = "SubnetIds"
-	ParamSecurityGroupIDs          = "SecurityGroupIds"
-	ParamDeletionProtection        = "DeletionProtection"
-	ParamLogRetentionDays          = "LogRetentionDays"
-	ParamAlarmTopicARN             = "AlarmTopicArn"
-	ParamEventBusName              = "EventBusName"
-	ParamDistDir                   = "DistDir"
+	ParamTablePrefix                  = "TablePrefix"
+	ParamJWTIssuer                    = "JwtIssuer"
+	ParamJWTAudience                  = "JwtAudience"
+	ParamAdminClaim                   = "AdminClaim"
+	ParamAdminGroup                   = "AdminGroup"
+	ParamCreateQueueMaxConcurrency    = "CreateQueueMaxConcurrency"
+	ParamCreateQueueMaxPending        = "CreateQueueMaxPending"
+	ParamLifecycleQueueMaxConcurrency = "LifecycleQueueMaxConcurrency"
+	ParamBackupPlan                   = "BackupPlan"
+	ParamBackupRetentionDays          = "BackupRetentionDays"
+	ParamLogsKmsKeyArn                = "LogsKmsKeyArn"
+	ParamCreateLogsKmsKey             = "CreateLogsKmsKey"
+	ParamUseReservedConcurrency       = "UseReservedConcurrency"
+	ParamUserPoolMfa                  = "UserPoolMfa"
+	ParamUserPoolThreatProtection     = "UserPoolThreatProtection"
+	ParamCreateStartTimeoutSeconds    = "CreateStartTimeoutSeconds"
+	ParamMaxAttempts                  = "MaxAttempts"
+	ParamStopGracePeriodSeconds       = "StopGracePeriodSeconds"
+	ParamOutboxSweepAfterSeconds      = "OutboxSweepAfterSeconds"
+	ParamOrphanGraceSeconds           = "OrphanGraceSeconds"
+	ParamReconcileSchedule            = "ReconcileScheduleExpression"
+	ParamRuntimeWatcher               = "RuntimeWatcher"
+	ParamAllowedRuntimes              = "AllowedRuntimes"
+	ParamWorkspaceRoot                = "WorkspaceRoot"
+	ParamRuntimeConfigSecretArn       = "RuntimeConfigSecretArn"
+	ParamConfigParameterName          = "ConfigParameterName"
+	ParamConfigVersion                = "ConfigVersion"
+	ParamEcrRepositoryArns            = "EcrRepositoryArns"
+	ParamEksClusterArns               = "EksClusterArns"
+	ParamSecretsParameterPath         = "SecretsParameterPath"
+	ParamSubnetIDs                    = "SubnetIds"
+	ParamSecurityGroupIDs             = "SecurityGroupIds"
+	ParamDeletionProtection           = "DeletionProtection"
+	ParamLogRetentionDays             = "LogRetentionDays"
+	ParamAlarmTopicARN                = "AlarmTopicArn"
+	ParamEventBusName                 = "EventBusName"
+	ParamDistDir                      = "DistDir"
 )
 
 // ParamNames are the template parameters Props mirror: every one of template.yaml's (a test
@@ -248,7 +292,7 @@ func ParamNames() []string {
 		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamConfigParameterName, ParamConfigVersion, ParamRuntimeConfigSecretArn, ParamEksClusterArns, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
 		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
 		ParamUseReservedConcurrency, ParamUserPoolMfa, ParamRuntimeWatcher, ParamUserPoolThreatProtection,
-		ParamEventBusName}
+		ParamEventBusName, ParamLifecycleQueueMaxConcurrency, ParamBackupPlan, ParamBackupRetentionDays, ParamLogsKmsKeyArn, ParamCreateLogsKmsKey}
 }
 
 var configParameterRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]+$`)
@@ -304,6 +348,7 @@ func LoadProps(lookup Lookup) (Props, error) {
 	str(ParamAdminGroup, &p.AdminGroup)
 	integer(ParamCreateQueueMaxConcurrency, &p.CreateQueueMaxConcurrency)
 	integer(ParamCreateQueueMaxPending, &p.CreateQueueMaxPending)
+	integer(ParamLifecycleQueueMaxConcurrency, &p.LifecycleQueueMaxConcurrency)
 	boolean(ParamUseReservedConcurrency, &p.UseReservedConcurrency)
 	str(ParamUserPoolMfa, &p.UserPoolMfa)
 	str(ParamUserPoolThreatProtection, &p.UserPoolThreatProtection)
@@ -327,6 +372,10 @@ func LoadProps(lookup Lookup) (Props, error) {
 	boolean(ParamDeletionProtection, &p.DeletionProtection)
 	integer(ParamLogRetentionDays, &p.LogRetentionDays)
 	str(ParamAlarmTopicARN, &p.AlarmTopicARN)
+	boolean(ParamBackupPlan, &p.BackupPlan)
+	integer(ParamBackupRetentionDays, &p.BackupRetentionDays)
+	str(ParamLogsKmsKeyArn, &p.LogsKmsKeyArn)
+	boolean(ParamCreateLogsKmsKey, &p.CreateLogsKmsKey)
 	str(ParamEventBusName, &p.EventBusName)
 	str(ParamDistDir, &p.DistDir)
 	if len(errs) > 0 {
@@ -361,6 +410,9 @@ func (p Props) Validate() error {
 	}
 	if p.CreateQueueMaxConcurrency < 1 || p.CreateQueueMaxConcurrency > 1000 {
 		bad(ParamCreateQueueMaxConcurrency, "%d is outside 1..1000", p.CreateQueueMaxConcurrency)
+	}
+	if p.LifecycleQueueMaxConcurrency < MinSQSMaxConcurrency || p.LifecycleQueueMaxConcurrency > 1000 {
+		bad(ParamLifecycleQueueMaxConcurrency, "%d is outside %d..1000 (an SQS mapping's maximum concurrency)", p.LifecycleQueueMaxConcurrency, MinSQSMaxConcurrency)
 	}
 	if !slices.Contains(UserPoolMfaChoices, p.UserPoolMfa) {
 		bad(ParamUserPoolMfa, "%q is not one of %q", p.UserPoolMfa, UserPoolMfaChoices)
@@ -428,6 +480,12 @@ func (p Props) Validate() error {
 	}
 	if p.AlarmTopicARN != "" && !strings.HasPrefix(p.AlarmTopicARN, "arn:") {
 		bad(ParamAlarmTopicARN, "%q is not an ARN", p.AlarmTopicARN)
+	}
+	if p.BackupRetentionDays < 1 || p.BackupRetentionDays > 36500 {
+		bad(ParamBackupRetentionDays, "%d is outside 1..36500", p.BackupRetentionDays)
+	}
+	if p.LogsKmsKeyArn != "" && (!strings.HasPrefix(p.LogsKmsKeyArn, "arn:") || !strings.Contains(p.LogsKmsKeyArn, ":kms:")) {
+		bad(ParamLogsKmsKeyArn, "%q is not a KMS key ARN", p.LogsKmsKeyArn)
 	}
 	if p.DistDir == "" {
 		bad(ParamDistDir, "empty")

@@ -72,6 +72,11 @@ const (
 	// OutboxAgeThreshold: an item is normally dispatched within a second; older than the sweep
 	// age plus a few periods means neither the stream nor the sweep is sending.
 	OutboxAgeThreshold = 5 * time.Minute
+	// RunErrorsEvaluationPeriods and RunErrorsDatapoints: a scheduled function's (the
+	// reconciler's, the watcher's) errors alarm fires when invocations failed in 2 of the last 3
+	// periods, so one failed run, which the next tick makes up for, pages nobody.
+	RunErrorsEvaluationPeriods = 3
+	RunErrorsDatapoints        = 2
 )
 
 // WorkerTimeout is the workers' timeout for a create_start_timeout: the wait plus WorkerMargin.

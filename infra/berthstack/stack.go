@@ -2,11 +2,12 @@
 // template.yaml, for teams that deploy with the CDK. Each construct is named for what it holds:
 // Api (the HTTP API, its authorizer and the api function), Tables, Pipeline (the outbox stream's
 // dispatcher and the queues), Workers, Notify (the deliveries' consumer), Reconciler (with its schedule), Watcher (with
-// its schedule) and Alarms.
+// its schedule), Alarms (with the topic they notify), Backup (the tables' backup plan, opt-in) and Dashboard.
 package berthstack
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -26,6 +27,12 @@ type Stack struct {
 	// Logs serves GET /api/containers/{id}/logs.
 	Logs   *Logs
 	Alarms *Alarms
+	// Backup is nil with Props.BackupPlan off.
+	Backup *Backup
+	// Dashboard is the CloudWatch dashboard of the whole pipeline.
+	Dashboard *Dashboard
+	// LogsKey is the log groups' key the stack made (Props.CreateLogsKmsKey); nil otherwise.
+	LogsKey awskms.CfnKey
 }
 
 // New builds the stack in scope. It fails on invalid props or when a function's binary is
@@ -41,8 +48,13 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 		stackProps.Description = jsii.String("berth: container lifecycles on Lambda, DynamoDB and SQS")
 	}
 	s := &Stack{Stack: awscdk.NewStack(scope, jsii.String(id), stackProps)}
+	p.net = newDeploymentNet(s.Stack, p)
+	p.logsKey, s.LogsKey = newLogsKey(s.Stack, p)
 	common := commonEnv(p)
 	s.Tables = newTables(s.Stack, p)
+	if p.BackupPlan {
+		s.Backup = newBackup(s.Stack, p, s.Tables)
+	}
 	var err error
 	if s.API, err = newAPI(s.Stack, p, common, s.Tables); err != nil {
 		return nil, err
@@ -68,7 +80,8 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 			return nil, err
 		}
 	}
-	s.Alarms = newAlarms(s.Stack, p, s.Pipeline, s.Workers, s.Notify, s.Reconciler)
+	s.Alarms = newAlarms(s.Stack, p, s.Pipeline, s.Workers, s.Notify, s.Reconciler, s.Watcher)
+	s.Dashboard = newDashboard(s)
 	s.outputs()
 	return s, nil
 }
@@ -95,4 +108,6 @@ func (s *Stack) outputs() {
 	out("NotifyQueueUrl", "", s.Pipeline.Notify.Queue.QueueUrl())
 	out("NotifyDeadLetterQueueUrl", "", s.Pipeline.Notify.DeadLetter.QueueUrl())
 	out("StreamFailureQueueUrl", "", s.Pipeline.StreamFailure.QueueUrl())
+	out("DashboardUrl", "The CloudWatch dashboard of the pipeline, for the person on call", s.Dashboard.URL())
+	out("AlarmNotificationsTopicArn", "The topic every alarm notifies (subscribe to it: docs/deploy.md, Alarms)", s.Alarms.Topic.TopicArn())
 }

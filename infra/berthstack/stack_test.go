@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/constructs-go/constructs/v10"
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/store/dynamostore"
@@ -536,25 +537,86 @@ func TestAuth(t *testing.T) {
 	}
 }
 
-// TestAlarmTopic: with a topic every alarm notifies it on alarm and on recovery; without, no
-// alarm has actions.
+// TestAlarmTopic: every alarm notifies a topic on alarm and on recovery: the one given, or,
+// without one, the stack's own, encrypted with a key CloudWatch may use, TLS publishers only.
+// The reconciler and the watcher have errors alarms that tolerate one failed run.
 func TestAlarmTopic(t *testing.T) {
 	const topic = "arn:aws:sns:eu-west-1:123456789012:ops"
-	for _, tc := range []struct{ topic string }{{""}, {topic}} {
-		s := synth(t, withProps(func(p *Props) { p.AlarmTopicARN = tc.topic }))
+	for _, tc := range []struct {
+		topic   string
+		watcher bool
+		alarms  int
+	}{{"", true, 10}, {topic, true, 10}, {"", false, 9}} {
+		s := synth(t, withProps(func(p *Props) { p.AlarmTopicARN, p.RuntimeWatcher = tc.topic, tc.watcher }))
 		alarms := s.ofType("AWS::CloudWatch::Alarm")
-		if len(alarms) != 8 {
-			t.Errorf("%d alarms, want 8", len(alarms))
+		if len(alarms) != tc.alarms {
+			t.Errorf("topic %q, watcher %v: %d alarms, want %d", tc.topic, tc.watcher, len(alarms), tc.alarms)
+		}
+		var want any = topic
+		if tc.topic == "" {
+			if s.stack.Alarms.OwnTopic == nil {
+				t.Fatal("no topic of the stack's own without AlarmTopicArn")
+			}
+			id := s.logicalID(t, s.stack.Alarms.OwnTopic)
+			want = ref(id)
+			key := s.logicalID(t, s.stack.Alarms.TopicKey)
+			if got := s.props(t, id)["KmsMasterKeyId"]; fmt.Sprint(got) != fmt.Sprint(ref(key)) {
+				t.Errorf("topic key %v, want the stack's key %s", got, key)
+			}
+			kp, _ := json.Marshal(s.props(t, key)["KeyPolicy"])
+			if !strings.Contains(string(kp), `"Service":"cloudwatch.amazonaws.com"`) || s.props(t, key)["EnableKeyRotation"] != true {
+				t.Errorf("key policy %s (rotation %v): want CloudWatch allowed, rotation on", kp, s.props(t, key)["EnableKeyRotation"])
+			}
+			tp, _ := json.Marshal(s.props(t, s.logicalID(t, s.stack.Alarms.TopicPolicy))["PolicyDocument"])
+			if !strings.Contains(string(tp), `"aws:SecureTransport":"false"`) {
+				t.Errorf("topic policy %s does not refuse publishers without TLS", tp)
+			}
+		} else if len(s.ofType("AWS::SNS::Topic")) != 0 || len(s.ofType("AWS::KMS::Key")) != 0 {
+			t.Errorf("with AlarmTopicArn the stack still makes a topic or a key")
 		}
 		for id, a := range alarms {
-			want := "<nil>"
-			if tc.topic != "" {
-				want = "[" + topic + "]"
-			}
-			if fmt.Sprint(a["AlarmActions"]) != want || fmt.Sprint(a["OKActions"]) != want {
-				t.Errorf("%s actions %v / %v, want %s", id, a["AlarmActions"], a["OKActions"], want)
+			for _, k := range []string{"AlarmActions", "OKActions"} {
+				if got := fmt.Sprint(a[k]); got != fmt.Sprint([]any{want}) {
+					t.Errorf("%s %s %v, want [%v]", id, k, a[k], want)
+				}
 			}
 		}
+		for _, fn := range []constructs.IConstruct{s.stack.Reconciler.Function, watcherFunction(s.stack)} {
+			if fn == nil {
+				continue
+			}
+			s.has(t, "AWS::CloudWatch::Alarm", map[string]any{
+				"MetricName": "Errors", "Namespace": "AWS/Lambda",
+				"Dimensions":        []any{map[string]any{"Name": "FunctionName", "Value": ref(s.logicalID(t, fn))}},
+				"EvaluationPeriods": RunErrorsEvaluationPeriods, "DatapointsToAlarm": RunErrorsDatapoints,
+				"Threshold": 0, "ComparisonOperator": "GreaterThanThreshold",
+			})
+		}
+	}
+}
+
+// watcherFunction is s's watcher function, or nil.
+func watcherFunction(s *Stack) constructs.IConstruct {
+	if s.Watcher == nil {
+		return nil
+	}
+	return s.Watcher.Function
+}
+
+// TestLifecycleConcurrency: the lifecycle worker's mapping never has more invocations in
+// flight than LifecycleQueueMaxConcurrency.
+func TestLifecycleConcurrency(t *testing.T) {
+	for _, limit := range []int{DefaultLifecycleQueueMaxConcurrency, 2, 40} {
+		s := synth(t, withProps(func(p *Props) { p.LifecycleQueueMaxConcurrency = limit }))
+		s.has(t, "AWS::Lambda::EventSourceMapping", map[string]any{
+			"FunctionName":   ref(s.logicalID(t, s.stack.Workers.Lifecycle)),
+			"EventSourceArn": getAtt(s.logicalID(t, s.stack.Pipeline.Lifecycle.Queue), "Arn"),
+			"ScalingConfig":  map[string]any{"MaximumConcurrency": limit},
+		})
+	}
+	if _, err := LoadProps(lookupOf(map[string]string{ParamLifecycleQueueMaxConcurrency: "1"})); err == nil ||
+		!strings.Contains(err.Error(), ParamLifecycleQueueMaxConcurrency) {
+		t.Errorf("LifecycleQueueMaxConcurrency=1 (under AWS's floor): err %v", err)
 	}
 }
 

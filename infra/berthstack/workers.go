@@ -139,6 +139,12 @@ func newWorkers(scope constructs.Construct, p Props, common map[string]*string, 
 		EventSourceArn:        pl.Lifecycle.Queue.QueueArn(),
 		BatchSize:             jsii.Number(LifecycleBatchSize),
 		FunctionResponseTypes: jsii.Strings("ReportBatchItemFailures"),
+		// Starts, stops and deletes draw on the account's unreserved concurrency with the api
+		// function: the cap keeps a burst of them from taking it all (and from being
+		// throttled, each throttle spending a receive of MaxAttempts).
+		ScalingConfig: &awslambda.CfnEventSourceMapping_ScalingConfigProperty{
+			MaximumConcurrency: jsii.Number(p.LifecycleQueueMaxConcurrency),
+		},
 	})
 	return w, nil
 }
