@@ -35,7 +35,15 @@ const owner = "7d2e4f60-1b3a-4c5d-8e9f-0a1b2c3d4e5f"
 // query and the caller's sub replaced.
 func followEvent(t *testing.T, id, query, sub string) lambdahttp.Event {
 	t.Helper()
-	raw, err := os.ReadFile("../../events/logs-follow.json")
+	return fixtureEvent(t, "logs-follow.json", id, query, sub)
+}
+
+// fixtureEvent reads events/<name> with the container id and the caller's
+// sub replaced, and the query when one is given, through the adapter's own
+// event type as lambda.Start decodes it.
+func fixtureEvent(t *testing.T, name, id, query, sub string) lambdahttp.Event {
+	t.Helper()
+	raw, err := os.ReadFile("../../events/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +56,7 @@ func followEvent(t *testing.T, id, query, sub string) lambdahttp.Event {
 		ev.RawQueryString = query
 	}
 	ev.RequestContext.Authorizer.JWT.Claims["sub"] = sub
-	// Through the adapter's own event type, as lambda.Start decodes it.
-	raw, err = json.Marshal(ev)
-	if err != nil {
+	if raw, err = json.Marshal(ev); err != nil {
 		t.Fatal(err)
 	}
 	var lev lambdahttp.Event

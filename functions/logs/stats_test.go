@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"os"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -14,35 +12,9 @@ import (
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
-	"github.com/berth-io/berth/internal/lambdahttp"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
 )
-
-// statsEvent reads events/logs-stats.json with the container id and the
-// caller's sub replaced.
-func statsEvent(t *testing.T, id, sub string) lambdahttp.Event {
-	t.Helper()
-	raw, err := os.ReadFile("../../events/logs-stats.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw = bytes.ReplaceAll(raw, []byte(fixtureID), []byte(id))
-	var ev events.APIGatewayV2HTTPRequest
-	if err := json.Unmarshal(raw, &ev); err != nil {
-		t.Fatal(err)
-	}
-	ev.RequestContext.Authorizer.JWT.Claims["sub"] = sub
-	raw, err = json.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lev lambdahttp.Event
-	if err := json.Unmarshal(raw, &lev); err != nil {
-		t.Fatal(err)
-	}
-	return lev
-}
 
 // TestStatsFunction reads a running container's usage through the logs
 // function as API Gateway invokes it (events/logs-stats.json), on DynamoDB
@@ -71,7 +43,7 @@ func TestStatsFunction(t *testing.T) {
 	a := newAdapter(config.Default(), st, res, slog.New(slog.DiscardHandler), nil)
 	call := func(id, sub string) events.APIGatewayV2HTTPResponse {
 		t.Helper()
-		resp, err := a.HandleEvent(ctx, statsEvent(t, id, sub))
+		resp, err := a.HandleEvent(ctx, fixtureEvent(t, "logs-stats.json", id, "", sub))
 		if err != nil {
 			t.Fatal(err)
 		}
