@@ -104,6 +104,7 @@ type Store interface {
 	WebhookStore
 	DeliveryStore
 	DeploymentStore
+	QuotaStore
 }
 
 // BindLedgerStore keeps the bind ledger (container.BindLedger): one
@@ -146,6 +147,11 @@ type CreateParams struct {
 	// in the same transaction, else it fails with ErrTemplateChanged and
 	// writes nothing. It lets a caller skip reading the template per create.
 	Template *container.Template
+	// Quota, if set, bounds what the create reserves of its owner's
+	// quotas and its team's (Instance.Team), checked in the same
+	// transaction: ErrQuotaExceeded (a *QuotaError) and nothing written
+	// when one would be passed. Unset: the use is counted, never refused.
+	Quota *QuotaLimits
 	// Deliveries are webhook deliveries (OpDeliver items) of the create
 	// itself (from no status to pending), written in the same
 	// transaction; PrepareOutbox fills in each one's instance and sequence
@@ -182,6 +188,10 @@ type TransitionParams struct {
 	// its DispatchedAt; a done, failed or missing one is left as it is and
 	// does not fail the write.
 	DispatchOutboxID string
+	// Quota, if set, bounds what the change reserves (a start request:
+	// running, cpus, memory), as CreateParams.Quota does. Unset: the use
+	// is counted, never refused (what a worker or the watcher observes).
+	Quota *QuotaLimits
 	// Deliveries are webhook deliveries (OpDeliver items) of this change,
 	// written in the same transaction; PrepareOutbox fills in each one's
 	// instance and sequence number.
