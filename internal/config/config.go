@@ -30,6 +30,13 @@ type Quotas struct {
 	Default container.QuotaLimits `yaml:"default"`
 }
 
+// Limits returns Default as amounts (Load has checked it; a value it
+// would refuse is no limit).
+func (q Quotas) Limits() container.QuotaUse {
+	u, _ := q.Default.Parse()
+	return u
+}
+
 // Container is the `container:` section. The first eight keys keep the
 // names and defaults of the container-worker-queue design berth implements,
 // so a gobrave config.yml section carries over unchanged; the rest are berth's.
