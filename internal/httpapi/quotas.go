@@ -128,7 +128,7 @@ func (h *handler) listQuotas(w http.ResponseWriter, r *http.Request, c identity.
 // myQuotasBody is GET /api/quotas/me.
 type myQuotasBody struct {
 	User quotaStandingBody  `json:"user"`
-	Team *quotaStandingBody `json:"team"`
+	Team *quotaStandingBody `json:"team,omitempty"`
 }
 
 // myQuotas is GET /api/quotas/me (anyone): the caller's limits and use,
