@@ -11,16 +11,13 @@
 // Instance writes are composed from rules. PlanCreate, PlanTransition and
 // PlanDelete (write.go) describe a write once for every backend: they set
 // the fields the store owns, then each rule (a rule_*.go file: outbox
-// item, deliveries, admission, completion, dispatch mark, idempotency,
+// item, deliveries, admission, quota reservations, completion, dispatch mark, idempotency,
 // template check) adds its parts (parts.go); the bind ledger's writes
 // follow rule_bindledger.go. A backend commits a Write in
 // one transaction with one small applier per kind of part, and knows no
 // rule. So a new rule is a file here and a conformance case in storetest;
-// only a new kind of part also needs an applier in each backend. A quota
-// reservation, for example (a per-owner counter reserved on create and
-// released on terminal transitions), would be rule_quota.go adding a
-// counter part on create and on a transition to stopped or failed, plus
-// that part's applier in boltstore and dynamostore.
+// only a new kind of part also needs an applier in each backend, as the
+// quota reservations (rule_quota.go, part QuotaReserve) have.
 package store
 
 import (
