@@ -42,16 +42,25 @@ func (m *Manager) limitsOf(ctx context.Context, sub store.QuotaSubject) (contain
 	return container.QuotaUse{}, false, fmt.Errorf("reading the quota of %s: %w", sub, err)
 }
 
-// quotaLimits are the limits a write for owner (of team) is bounded by.
+// quotaLimits are the limits a write for owner (of team) is bounded by:
+// one read of the overrides (one document in both stores) gives both.
 func (m *Manager) quotaLimits(ctx context.Context, owner, team string) (*store.QuotaLimits, error) {
-	var l store.QuotaLimits
-	var err error
-	if l.User, _, err = m.limitsOf(ctx, store.QuotaSubject{Kind: store.QuotaUser, Name: owner}); err != nil {
-		return nil, err
+	all, err := m.store.ListQuotaOverrides(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the quota overrides: %w", err)
 	}
+	l := store.QuotaLimits{User: m.quotas}
 	if team != "" {
-		if l.Team, _, err = m.limitsOf(ctx, store.QuotaSubject{Kind: store.QuotaTeam, Name: team}); err != nil {
-			return nil, err
+		l.Team = m.quotas
+	}
+	for _, o := range all {
+		switch o.Subject {
+		case store.QuotaSubject{Kind: store.QuotaUser, Name: owner}:
+			l.User = o.Limits
+		case store.QuotaSubject{Kind: store.QuotaTeam, Name: team}:
+			if team != "" {
+				l.Team = o.Limits
+			}
 		}
 	}
 	return &l, nil
