@@ -85,6 +85,7 @@ var cliGroups = []struct {
 	{"groups", []string{"group", "g"}, "see, finish and reset the groups of containers (a DAG run, a session)"},
 	{"templates", []string{"template", "t"}, "publish and read the templates containers are made from"},
 	{"webhooks", []string{"webhook", "w"}, "subscribe URLs to your containers' status changes (signed deliveries)"},
+	{"quotas", []string{"quota", "q"}, "see your quotas and use; admins set users' and teams' limits"},
 }
 
 func cliGroupName(s string) (string, bool) {

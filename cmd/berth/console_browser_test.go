@@ -379,6 +379,22 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := json.Unmarshal(e.must(e.call("GET", "/api/templates/sleeper", adminToken, nil), http.StatusOK).body, &tpl); err != nil || tpl.Description != "sleeps an hour" {
 		t.Errorf("the edit did not reach the server: %+v %v", tpl, err)
 	}
+
+	// An admin sets a user's quota override from the quotas page.
+	b.open("#/quotas", `#q-name`)
+	b.axe("quotas")
+	b.shot("quotas")
+	b.run("setting an override", 60*time.Second,
+		chromedp.SetValue(chromedp.CSS(`#q-name`), "alice"),
+		chromedp.SetValue(chromedp.CSS(`#q-running`), "3"),
+		chromedp.Click(chromedp.CSS(`#quota-save`)),
+		poll(`document.getElementById("main").innerText.includes("user alice")`))
+	var q struct {
+		Running int `json:"running"`
+	}
+	if err := json.Unmarshal(e.must(e.call("GET", "/api/quotas/users/alice", adminToken, nil), http.StatusOK).body, &q); err != nil || q.Running != 3 {
+		t.Errorf("the override did not reach the server: %+v %v", q, err)
+	}
 }
 
 // TestConsoleLocalAdmin: on a berth serve with no tokens configured (what

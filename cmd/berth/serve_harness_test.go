@@ -79,6 +79,8 @@ type serveOptions struct {
 	downHost bool
 	// noTokens leaves auth.tokens out: the local admin mode.
 	noTokens bool
+	// teams puts alice and carol in team "data" (their tokens name it).
+	teams bool
 	// extra is appended to config.yml (whole top-level sections).
 	extra string
 	// containerKeys are more `container:` lines ("key: value\n" each).
@@ -153,7 +155,7 @@ docker:
       endpoint: %s
       network_mode: none
 `, extraContainer, o.maxConcurrency, o.maxPending, o.orphanGrace, o.reconcileEvery, o.maxAttempts, !o.noImageRefresh, indent(o.containerKeys),
-		authSection(o.noTokens), e.scope, o.dockerEndpoint)
+		authSection(o.noTokens, o.teams), e.scope, o.dockerEndpoint)
 	if len(o.bindRoots) > 0 {
 		cfg += fmt.Sprintf("      allowed_bind_roots: [%s]\n", strings.Join(o.bindRoots, ", "))
 	}
@@ -209,12 +211,16 @@ docker:
 	return e
 }
 
-func authSection(none bool) string {
+func authSection(none, teams bool) string {
 	if none {
 		return "auth: {}"
 	}
-	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice}\n    %s: {user: bob}\n    %s: {user: carol}",
-		adminToken, aliceToken, bobToken, carolToken)
+	team := ""
+	if teams {
+		team = ", team: data"
+	}
+	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice%s}\n    %s: {user: bob}\n    %s: {user: carol%s}",
+		adminToken, aliceToken, team, bobToken, carolToken, team)
 }
 
 // start runs `berth serve` and waits until it answers /readyz. An address

@@ -245,7 +245,17 @@ var scenario = []step{
 	{fixture: "delete-webhook", want: 404},          // nor here
 	{fixture: "list-webhook-deliveries", want: 404}, // nor here
 	{fixture: "redeliver-webhook", want: 404},       // nor here
-	{fixture: "create", want: 422},                  // no such template yet
+	{fixture: "my-quotas", want: 200},
+	{fixture: "list-quotas", want: 200},
+	{fixture: "get-user-quota", want: 404}, // no override yet
+	{fixture: "put-user-quota", want: 200},
+	{fixture: "get-user-quota", want: 200},
+	{fixture: "delete-user-quota", want: 204},
+	{fixture: "delete-user-quota", want: 404},
+	{fixture: "put-team-quota", want: 200},
+	{fixture: "get-team-quota", want: 200},
+	{fixture: "delete-team-quota", want: 204},
+	{fixture: "create", want: 422}, // no such template yet
 	{fixture: "put-template", want: 201},
 	{fixture: "put-template", want: 200},
 	{fixture: "put-template-not-admin", want: 403}, // without the admin group

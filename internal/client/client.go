@@ -183,7 +183,10 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 		}
 		e := parseError(status, hdr, body)
 		e.Attempts = attempt
-		if !r.retry || (status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable) || attempt > c.maxRetries {
+		if !r.retry || (status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable) || attempt > c.maxRetries ||
+			e.QuotaExceeded() {
+			// Over a quota, waiting seconds rarely helps: the caller
+			// decides (stop or delete something, ask an admin).
 			return status, e
 		}
 		delay := e.RetryAfter

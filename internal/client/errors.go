@@ -28,6 +28,21 @@ type Problem struct {
 	CurrentStatus     string       `json:"current_status,omitempty"`
 	RetryAfterSeconds int          `json:"retry_after_seconds,omitempty"`
 	Errors            []FieldError `json:"errors,omitempty"`
+	// Quota names the limit a quota-exceeded problem refused (instances,
+	// running, pending, cpus, memory), Scope and Subject whose ("user"
+	// alice, "team" data), Limit and Used the amounts (cpus in cores,
+	// memory in bytes).
+	Quota   string      `json:"quota,omitempty"`
+	Scope   string      `json:"scope,omitempty"`
+	Subject string      `json:"subject,omitempty"`
+	Limit   json.Number `json:"limit,omitempty"`
+	Used    json.Number `json:"used,omitempty"`
+}
+
+// QuotaExceeded reports a refusal over a quota (429, problem type
+// …/quota-exceeded).
+func (e *Error) QuotaExceeded() bool {
+	return e.Status == http.StatusTooManyRequests && strings.HasSuffix(e.Problem.Type, "/quota-exceeded")
 }
 
 // Error is an answer of the API outside 2xx.

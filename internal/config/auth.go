@@ -19,6 +19,9 @@ type Auth struct {
 	// AdminGroup is the group in AdminClaim that makes a caller an admin.
 	// Defaults to DefaultAdminGroup.
 	AdminGroup string `yaml:"admin_group"`
+	// TeamClaim is the JWT claim naming the caller's team, whose quota
+	// covers its members together. Empty, or absent from a token: no team.
+	TeamClaim string `yaml:"team_claim"`
 	// OIDCIssuer is the OpenID Connect issuer the web console signs in
 	// with (authorization code flow with PKCE, in the browser): the stack's
 	// Cognito pool or the configured JWT issuer on AWS. Empty: the console
@@ -42,6 +45,8 @@ type Token struct {
 	Token Secret
 	User  string
 	Admin bool
+	// Team is the caller's team (quotas); empty: none.
+	Team string
 }
 
 // Tokens are the local bearer tokens, in file order.
@@ -56,6 +61,7 @@ type Tokens []Token
 type tokenEntry struct {
 	User  string `yaml:"user"`
 	Admin bool   `yaml:"admin"`
+	Team  string `yaml:"team"`
 }
 
 // UnmarshalYAML decodes the map form. Its errors are *yaml.TypeError so
@@ -64,7 +70,7 @@ type tokenEntry struct {
 func (t *Tokens) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
-			"line %d: auth.tokens: must be a map of token to {user, admin}", n.Line)}}
+			"line %d: auth.tokens: must be a map of token to {user, admin, team}", n.Line)}}
 	}
 	var errs []string
 	out := make(Tokens, 0, len(n.Content)/2)
@@ -88,9 +94,9 @@ func (t *Tokens) UnmarshalYAML(n *yaml.Node) error {
 			if err := decodeKnown(v, &e); err != nil {
 				errs = append(errs, err.Errors...)
 			}
-			tok.User, tok.Admin = e.User, e.Admin
+			tok.User, tok.Admin, tok.Team = e.User, e.Admin, e.Team
 		case v.ShortTag() != "!!null":
-			errs = append(errs, fmt.Sprintf("line %d: auth.tokens[%d]: want {user, admin}", v.Line, len(out)))
+			errs = append(errs, fmt.Sprintf("line %d: auth.tokens[%d]: want {user, admin, team}", v.Line, len(out)))
 		}
 		out = append(out, tok)
 	}
@@ -116,6 +122,8 @@ func decodeKnown(v *yaml.Node, e *tokenEntry) *yaml.TypeError {
 			err = val.Decode(&e.User)
 		case "admin":
 			err = val.Decode(&e.Admin)
+		case "team":
+			err = val.Decode(&e.Team)
 		default:
 			errs = append(errs, fmt.Sprintf("line %d: field %s not found in type config.tokenEntry", k.Line, k.Value))
 			continue

@@ -18,6 +18,23 @@ type Config struct {
 	Queue      Queue      `yaml:"queue"`
 	Secrets    Secrets    `yaml:"secrets"`
 	Webhooks   Webhooks   `yaml:"webhooks"`
+	Quotas     Quotas     `yaml:"quotas"`
+}
+
+// Quotas is the `quotas:` section: what every owner and every team may
+// hold when no override (PUT /api/quotas/users/{user}, …/teams/{team})
+// says otherwise.
+type Quotas struct {
+	// Default is every owner's and every team's limits: instances, running,
+	// pending, cpus (cores), memory ("8Gi"); 0 or absent is no limit.
+	Default container.QuotaLimits `yaml:"default"`
+}
+
+// Limits returns Default as amounts (Load has checked it; a value it
+// would refuse is no limit).
+func (q Quotas) Limits() container.QuotaUse {
+	u, _ := q.Default.Parse()
+	return u
 }
 
 // Container is the `container:` section. The first eight keys keep the

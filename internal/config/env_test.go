@@ -12,7 +12,7 @@ import (
 )
 
 // yamlOnly are the structured keys, which no variable can set (doc.go).
-var yamlOnly = []string{"docker.hosts", "docker.registries", "auth.tokens", "kubernetes.clusters"}
+var yamlOnly = []string{"docker.hosts", "docker.registries", "auth.tokens", "kubernetes.clusters", "quotas.default"}
 
 // TestEveryDocumentedKeyHasAVariable ties the example file, which
 // documents the keys, to EnvKeys: every key written there has a variable

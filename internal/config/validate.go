@@ -94,6 +94,7 @@ func validate(cfg *Config, src *sources) []error {
 	c.kubernetes(&cfg.Kubernetes)
 	c.queue(&cfg.Queue)
 	c.webhooks(&cfg.Webhooks)
+	c.quotas(&cfg.Quotas)
 	return c.errs
 }
 
@@ -293,4 +294,11 @@ func oidcIssuerOK(issuer string) bool {
 		return h == "localhost" || (ip != nil && ip.IsLoopback())
 	}
 	return false
+}
+
+func (c *checker) quotas(q *Quotas) {
+	if _, err := q.Default.Parse(); err != nil {
+		f, msg, _ := strings.Cut(err.Error(), ": ")
+		c.fail("quotas.default."+f, "%s", msg)
+	}
 }

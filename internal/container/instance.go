@@ -8,11 +8,14 @@ import (
 
 // Instance is one container as berth manages it.
 type Instance struct {
-	ID              string            `json:"id"`
-	Name            string            `json:"name"`
-	Owner           string            `json:"owner"`
-	Template        string            `json:"template"`
-	Group           string            `json:"group,omitempty"`
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Owner    string `json:"owner"`
+	Template string `json:"template"`
+	Group    string `json:"group,omitempty"`
+	// Team is the owner's team when the instance was created: its use
+	// counts toward that team's quota as long as it lasts.
+	Team            string            `json:"team,omitempty"`
 	Labels          map[string]string `json:"labels"`
 	Runtime         string            `json:"runtime"`
 	Image           string            `json:"image"`
@@ -36,6 +39,11 @@ type Instance struct {
 	// EventSeq is the seq of the instance's newest event; stores use it to
 	// number events without gaps or repeats.
 	EventSeq int64 `json:"-"`
+	// QuotaCounted: the store counts the instance's use in its owner's
+	// and team's quota use (set by the store's quota rule at create;
+	// instances stored before quotas existed are never counted, so
+	// releasing them cannot take a use below zero).
+	QuotaCounted bool `json:"-"`
 }
 
 // Clone returns a deep copy, so a caller may change it freely.

@@ -61,6 +61,7 @@ server:
 auth:
   admin_claim: groups
   admin_group: ops
+  team_claim: org
   tokens:
     tok-route-admin: {user: admin, admin: true}
 docker:
@@ -80,6 +81,8 @@ docker:
       allowed_bind_roots: [/srv/cache]
   registries:
     - {host: ghcr.io, username: bot, password: ROUTEPW}
+quotas:
+  default: {instances: 40, running: 8, pending: 4, cpus: 6, memory: 12Gi}
 kubernetes:
   clusters:
     - name: k1
@@ -214,6 +217,7 @@ func TestConfigReachesEveryFunction(t *testing.T) {
 			}
 			return strings.Join(out, "; ")
 		}},
+		row{key: "quotas.default", readers: documentReaders, value: func(c *config.Config) string { return fmt.Sprintf("%+v", c.Quotas.Default) }},
 		row{key: "webhooks.allowed_networks", readers: documentReaders, value: func(c *config.Config) string { return fmt.Sprint(c.Webhooks.AllowedNetworks) }},
 		row{key: "docker.bind roots", readers: documentReaders, value: func(c *config.Config) string { return fmt.Sprint(c.Docker.BindRoots()) }},
 		row{key: "kubernetes.clusters", readers: documentReaders, value: func(c *config.Config) string { return fmt.Sprintf("%+v", c.Kubernetes.Clusters) }},

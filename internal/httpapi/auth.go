@@ -13,6 +13,8 @@ type TokenUser struct {
 	Token string
 	User  string
 	Admin bool
+	// Team is the caller's team (quotas); empty: none.
+	Team string
 }
 
 // TokenAuth authenticates `Authorization: Bearer <token>` against the local
@@ -25,7 +27,7 @@ func TokenAuth(tokens []TokenUser) Authenticator {
 		}
 		for _, t := range tokens {
 			if subtle.ConstantTimeCompare([]byte(got), []byte(t.Token)) == 1 {
-				return identity.Caller{User: t.User, Admin: t.Admin}, true
+				return identity.Caller{User: t.User, Admin: t.Admin, Team: t.Team}, true
 			}
 		}
 		return identity.Caller{}, false

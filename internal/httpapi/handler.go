@@ -154,6 +154,10 @@ func New(o Options) http.Handler {
 	h.route("/api/webhooks/{id}", map[string]apiFunc{"GET": h.getWebhook, "DELETE": h.deleteWebhook})
 	h.route("/api/webhooks/{id}/deliveries", map[string]apiFunc{"GET": h.listDeliveries})
 	h.route("/api/webhooks/{id}/deliveries/{delivery_id}/redeliver", map[string]apiFunc{"POST": h.redeliver})
+	h.route("/api/quotas", map[string]apiFunc{"GET": h.listQuotas})
+	h.route("/api/quotas/me", map[string]apiFunc{"GET": h.myQuotas})
+	h.route("/api/quotas/users/{user}", map[string]apiFunc{"GET": h.getQuota, "PUT": h.putQuota, "DELETE": h.deleteQuota})
+	h.route("/api/quotas/teams/{team}", map[string]apiFunc{"GET": h.getQuota, "PUT": h.putQuota, "DELETE": h.deleteQuota})
 	h.public(OpenAPIPath, map[string]http.HandlerFunc{"GET": h.openAPI})
 	h.probe("/livez", h.livez)
 	if h.health != nil {

@@ -24,7 +24,16 @@ type Problem struct {
 	CurrentStatus     fsm.Status           `json:"current_status,omitempty"`
 	RetryAfterSeconds int                  `json:"retry_after_seconds,omitempty"`
 	Errors            []manager.FieldError `json:"errors,omitempty"`
+	// Quota, Scope ("user" or "team"), Subject (its name), Limit and Used
+	// describe a refusal over a quota (type …/quota-exceeded).
+	Quota   string      `json:"quota,omitempty"`
+	Scope   string      `json:"scope,omitempty"`
+	Subject string      `json:"subject,omitempty"`
+	Limit   json.Number `json:"limit,omitempty"`
+	Used    json.Number `json:"used,omitempty"`
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // problemTypeBase prefixes problem types; each status has its own type.
 const problemTypeBase = "https://berth.dev/problems/"
@@ -69,6 +78,7 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		ve *manager.ValidationError
 		se *manager.StateError
 		lp *logsProblem
+		qe *store.QuotaError
 	)
 	retry := int(h.retryAfter.Seconds())
 	switch {
@@ -106,6 +116,9 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		writeProblem(w, r, http.StatusPreconditionFailed, "Precondition Failed", err.Error(), nil)
 	case errors.Is(err, manager.ErrIdempotencyKey):
 		writeProblem(w, r, http.StatusUnprocessableEntity, "Unprocessable Content", err.Error(), nil)
+	case errors.As(err, &qe):
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+		writeProblem(w, r, http.StatusTooManyRequests, "Too Many Requests", qe.Error(), func(p *Problem) { quotaProblem(p, qe, retry) })
 	case errors.Is(err, manager.ErrQueueFull), errors.Is(err, errTooManyWaiters):
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
 		writeProblem(w, r, http.StatusTooManyRequests, "Too Many Requests", err.Error(), func(p *Problem) { p.RetryAfterSeconds = retry })

@@ -5,10 +5,13 @@ package identity
 import "context"
 
 // Caller is who makes a request: a user id (the JWT sub claim, or a local
-// token's user) and whether they are an admin.
+// token's user), whether they are an admin, and their team (the JWT claim
+// auth.team_claim names, or a local token's team; empty: none), whose
+// quota covers its members together.
 type Caller struct {
 	User  string
 	Admin bool
+	Team  string
 }
 
 type key struct{}

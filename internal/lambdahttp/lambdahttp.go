@@ -49,6 +49,9 @@ type Options struct {
 	AdminClaim string
 	// AdminGroup is the group in AdminClaim that makes a caller an admin.
 	AdminGroup string
+	// TeamClaim is the JWT claim naming the caller's team (auth.team_claim);
+	// empty: callers have no team.
+	TeamClaim string
 	// Logger receives the adapter's own errors; nil means slog.Default.
 	Logger *slog.Logger
 }
@@ -58,12 +61,13 @@ type Adapter struct {
 	h          http.Handler
 	adminClaim string
 	adminGroup string
+	teamClaim  string
 	log        *slog.Logger
 }
 
 // New returns an Adapter around h.
 func New(h http.Handler, o Options) *Adapter {
-	a := &Adapter{h: h, adminClaim: o.AdminClaim, adminGroup: o.AdminGroup, log: o.Logger}
+	a := &Adapter{h: h, adminClaim: o.AdminClaim, adminGroup: o.AdminGroup, teamClaim: o.TeamClaim, log: o.Logger}
 	if a.adminClaim == "" {
 		a.adminClaim = DefaultAdminClaim
 	}
@@ -127,6 +131,7 @@ func (a *Adapter) Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 	}
 
 	if c, ok := CallerFromClaims(claims(ev), a.adminClaim, a.adminGroup); ok {
+		c.Team = TeamFromClaims(claims(ev), a.teamClaim)
 		ctx = identity.With(ctx, c)
 	} else if sub, present := claims(ev)["sub"]; present {
 		a.log.WarnContext(ctx, "ignoring an invalid sub claim; the request is unauthenticated",
@@ -281,6 +286,19 @@ func CallerFromClaims(claims map[string]string, adminClaim, adminGroup string) (
 		}
 	}
 	return c, true
+}
+
+// TeamFromClaims returns the team the teamClaim claim names: "" when
+// teamClaim is empty, the claim is absent, or its value is not a valid
+// name (the rules of a subject, as it keys the team's quota).
+func TeamFromClaims(claims map[string]string, teamClaim string) string {
+	if teamClaim == "" {
+		return ""
+	}
+	if team := claims[teamClaim]; validSubject(team) {
+		return team
+	}
+	return ""
 }
 
 // MaxSubject is the longest sub claim accepted (OpenID Connect Core 1.0,

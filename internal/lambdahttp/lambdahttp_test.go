@@ -363,3 +363,28 @@ func BenchmarkHandle(b *testing.B) {
 		}
 	}
 }
+
+// TestTeamClaim: the claim TeamClaim names gives the caller's team; with
+// no TeamClaim, or no valid value, the caller has none.
+func TestTeamClaim(t *testing.T) {
+	cases := []struct {
+		name, teamClaim string
+		claims          map[string]string
+		want            string
+	}{
+		{"configured", "custom:team", map[string]string{"sub": "abc", "custom:team": "data"}, "data"},
+		{"not configured", "", map[string]string{"sub": "abc", "custom:team": "data"}, ""},
+		{"absent", "custom:team", map[string]string{"sub": "abc"}, ""},
+		{"invalid value", "custom:team", map[string]string{"sub": "abc", "custom:team": " data"}, ""},
+	}
+	for _, tc := range cases {
+		var got seen
+		a := lambdahttp.New(capture(&got), lambdahttp.Options{TeamClaim: tc.teamClaim, Logger: quiet()})
+		if _, err := a.Handle(context.Background(), event(http.MethodGet, "/api/quotas/me", withClaims(tc.claims))); err != nil {
+			t.Fatal(err)
+		}
+		if !got.hasCaller || got.caller.User != "abc" || got.caller.Team != tc.want {
+			t.Errorf("%s: caller %+v (%v), want team %q", tc.name, got.caller, got.hasCaller, tc.want)
+		}
+	}
+}

@@ -102,7 +102,7 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 		name = defaultName(tpl.Name, id)
 	}
 	inst := container.Instance{
-		ID: id, Name: name, Owner: c.User, Template: tpl.Name, Group: req.Group,
+		ID: id, Name: name, Owner: c.User, Team: c.Team, Template: tpl.Name, Group: req.Group,
 		Labels: req.Labels, Runtime: tpl.Runtime, Image: tpl.Image, Status: fsm.Pending,
 		CreatedAt: now, UpdatedAt: now, Version: 1,
 	}
@@ -137,6 +137,9 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 	// or cached: a bind ledger entry can then never be retired between
 	// this create's checks and its commit (RetireBind).
 	p.Template = &tpl
+	if p.Quota, err = m.quotaLimits(ctx, inst.Owner, inst.Team); err != nil {
+		return CreateResult{}, err
+	}
 	created, err := m.store.CreateInstance(ctx, p)
 	switch {
 	case errors.Is(err, store.ErrTemplateChanged):

@@ -76,6 +76,12 @@ func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifM
 			reason: op.name + " requested by " + c.User, message: op.name + " requested", actor: c.User,
 			requestID: requestID, at: m.now().UTC()})
 		p.ID, p.ExpectVersion, p.From = id, inst.Version, inst.Status
+		if op.op == container.OpStart {
+			// A start is charged to the instance's owner and team, whoever asks.
+			if p.Quota, err = m.quotaLimits(ctx, inst.Owner, inst.Team); err != nil {
+				return err
+			}
+		}
 		out, err := m.store.Transition(ctx, *p)
 		switch {
 		case err == nil:

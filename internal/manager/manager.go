@@ -33,6 +33,9 @@ type Options struct {
 	// MaxPending is container.create_queue_max_pending: unfinished creates
 	// beyond it are refused with ErrQueueFull.
 	MaxPending int
+	// Quotas are every owner's and team's limits without an override
+	// (config quotas.default); zero: no limit.
+	Quotas container.QuotaUse
 	// Runtimes are the runtime kinds templates may name (config
 	// container.allowed_runtimes).
 	Runtimes []string
@@ -84,6 +87,7 @@ const DefaultWaitPoll = 100 * time.Millisecond
 type Manager struct {
 	store         store.Store
 	maxPending    int
+	quotas        container.QuotaUse
 	runtimes      []string
 	bindRoots     []string
 	workspaceRoot string
@@ -118,7 +122,7 @@ func New(o Options) *Manager {
 		}
 	}}
 	m := &Manager{
-		changes: ch, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
+		changes: ch, maxPending: o.MaxPending, quotas: o.Quotas, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks, eventBus: o.EventBus,
 	}

@@ -43,7 +43,18 @@ type SaveIdempotency struct{ Record IdempotencyRecord }
 // still Template (same TemplateDoc); ErrTemplateChanged otherwise.
 type TemplateUnchanged struct{ Template container.Template }
 
+// QuotaReserve adds Delta to Subject's use (negative: releases it). A
+// write whose Delta would take a quota above its Limit (> 0) fails with a
+// *QuotaError (ErrQuotaExceeded); only the quotas Delta grows are checked,
+// so a release never fails the write.
+type QuotaReserve struct {
+	Subject QuotaSubject
+	Delta   container.QuotaUse
+	Limit   container.QuotaUse
+}
+
 func (NewOutbox) isPart()         {}
+func (QuotaReserve) isPart()      {}
 func (CompleteOutbox) isPart()    {}
 func (DispatchOutbox) isPart()    {}
 func (Admission) isPart()         {}

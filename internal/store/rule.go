@@ -16,6 +16,7 @@ type rule interface {
 var rules = []rule{
 	templateRule{},
 	admissionRule{},
+	quotaRule{},
 	idempotencyRule{},
 	outboxRule{},
 	deliveryRule{},

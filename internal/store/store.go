@@ -11,16 +11,13 @@
 // Instance writes are composed from rules. PlanCreate, PlanTransition and
 // PlanDelete (write.go) describe a write once for every backend: they set
 // the fields the store owns, then each rule (a rule_*.go file: outbox
-// item, deliveries, admission, completion, dispatch mark, idempotency,
+// item, deliveries, admission, quota reservations, completion, dispatch mark, idempotency,
 // template check) adds its parts (parts.go); the bind ledger's writes
 // follow rule_bindledger.go. A backend commits a Write in
 // one transaction with one small applier per kind of part, and knows no
 // rule. So a new rule is a file here and a conformance case in storetest;
-// only a new kind of part also needs an applier in each backend. A quota
-// reservation, for example (a per-owner counter reserved on create and
-// released on terminal transitions), would be rule_quota.go adding a
-// counter part on create and on a transition to stopped or failed, plus
-// that part's applier in boltstore and dynamostore.
+// only a new kind of part also needs an applier in each backend, as the
+// quota reservations (rule_quota.go, part QuotaReserve) have.
 package store
 
 import (
@@ -104,6 +101,7 @@ type Store interface {
 	WebhookStore
 	DeliveryStore
 	DeploymentStore
+	QuotaStore
 }
 
 // BindLedgerStore keeps the bind ledger (container.BindLedger): one
@@ -146,6 +144,11 @@ type CreateParams struct {
 	// in the same transaction, else it fails with ErrTemplateChanged and
 	// writes nothing. It lets a caller skip reading the template per create.
 	Template *container.Template
+	// Quota, if set, bounds what the create reserves of its owner's
+	// quotas and its team's (Instance.Team), checked in the same
+	// transaction: ErrQuotaExceeded (a *QuotaError) and nothing written
+	// when one would be passed. Unset: the use is counted, never refused.
+	Quota *QuotaLimits
 	// Deliveries are webhook deliveries (OpDeliver items) of the create
 	// itself (from no status to pending), written in the same
 	// transaction; PrepareOutbox fills in each one's instance and sequence
@@ -182,6 +185,10 @@ type TransitionParams struct {
 	// its DispatchedAt; a done, failed or missing one is left as it is and
 	// does not fail the write.
 	DispatchOutboxID string
+	// Quota, if set, bounds what the change reserves (a start request:
+	// running, cpus, memory), as CreateParams.Quota does. Unset: the use
+	// is counted, never refused (what a worker or the watcher observes).
+	Quota *QuotaLimits
 	// Deliveries are webhook deliveries (OpDeliver items) of this change,
 	// written in the same transaction; PrepareOutbox fills in each one's
 	// instance and sequence number.

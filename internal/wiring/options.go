@@ -228,6 +228,7 @@ func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf
 	return manager.Options{
 		Store:         st,
 		MaxPending:    cfg.Container.CreateQueueMaxPending,
+		Quotas:        cfg.Quotas.Limits(),
 		Runtimes:      cfg.Container.AllowedRuntimes,
 		BindRoots:     cfg.HostPathRoots(),
 		WorkspaceRoot: cfg.Container.WorkspaceRoot,

@@ -1,7 +1,7 @@
 // berth console: one module, no dependencies, built only on berth's public
 // API (docs/openapi.yaml). Pages are routed by the URL fragment (#/containers,
 // #/containers/ID, #/groups, #/groups/NAME, #/templates, #/templates/NAME,
-// #/templates/new, #/signin) so that the server serves a single page.
+// #/templates/new, #/quotas, #/signin) so that the server serves a single page.
 "use strict";
 
 const TOKEN_KEY = "berth.token";
@@ -1104,6 +1104,59 @@ function templateForm(t, isNew) {
   return form;
 }
 
+// ---- quotas ----
+
+const QUOTAS = ["instances", "running", "pending", "cpus", "memory"];
+
+function quotaTable(rows) {
+  return el("div", { class: "scroll" }, el("table", { class: "cards" },
+    el("thead", {}, el("tr", {}, ["Whose", ...QUOTAS].map((c) => el("th", { scope: "col" }, c)))),
+    el("tbody", {}, rows.map(([what, q, del]) => el("tr", {}, el("th", { scope: "row" }, what, del || ""),
+      QUOTAS.map((k) => el("td", { "data-label": k }, String(q[k] ?? 0))))))));
+}
+
+// quotasPage shows the caller's limits and use (and their team's); an
+// admin also sees every override, sets and removes them.
+async function quotasPage() {
+  const box = el("div");
+  page("Quotas", el("p", { class: "muted" }, "0: no limit. A team's limits cover its members together."), box);
+  try {
+    const me = await api("GET", "/api/quotas/me");
+    const rows = [["you: limits", me.user.limits], ["you: used", me.user.used]];
+    if (me.team) rows.push(["team " + me.team.name + ": limits", me.team.limits], ["team " + me.team.name + ": used", me.team.used]);
+    const parts = [quotaTable(rows)];
+    if (session.admin) {
+      const l = await api("GET", "/api/quotas");
+      parts.push(el("h2", {}, "Overrides"), quotaTable([["default", l.default], ...l.items.map((o) => [o.kind + " " + o.name, o,
+        el("button", { type: "button", class: "link", onclick: () => api("DELETE", `/api/quotas/${o.kind}s/${encodeURIComponent(o.name)}`).then(route, (e) => box.append(errorBox(e))) }, " remove")])]), quotaForm(box));
+    }
+    box.replaceChildren(...parts);
+  } catch (e) {
+    box.replaceChildren(errorBox(e));
+  }
+}
+
+function quotaForm(box) {
+  const f = {};
+  const kind = el("select", { id: "q-kind" }, el("option", {}, "user"), el("option", {}, "team"));
+  const name = el("input", { id: "q-name", required: true, size: "12" });
+  const field = (label, input) => el("div", { class: "field" }, el("label", { for: input.id }, label), input);
+  return el("form", { class: "row panel", onsubmit: async (ev) => {
+    ev.preventDefault();
+    const body = {};
+    for (const k of QUOTAS) if (f[k].value.trim()) body[k] = k === "memory" ? f[k].value.trim() : Number(f[k].value);
+    try {
+      await api("PUT", `/api/quotas/${kind.value}s/${encodeURIComponent(name.value.trim())}`, body);
+      say("Saved");
+      route();
+    } catch (e) {
+      box.append(errorBox(e));
+    }
+  } }, field("Kind", kind), field("Name", name),
+  ...QUOTAS.map((k) => field(k, f[k] = el("input", { id: "q-" + k, size: "6" }))),
+  el("button", { type: "submit", class: "primary", id: "quota-save" }, "Set override"));
+}
+
 // ---- router ----
 
 function route() {
@@ -1126,6 +1179,7 @@ function route() {
     case "signin": return signInPage();
     case "groups": return parts[1] ? groupPage(parts[1], params) : groupsPage(params);
     case "templates": return parts[1] ? templatePage(parts[1]) : templatesPage();
+    case "quotas": return quotasPage();
     case "containers":
     default:
       return parts[1] ? instancePage(parts[1]) : containersPage(params);

@@ -26,6 +26,8 @@ func apply(tx *bolt.Tx, w *store.Write, part store.Part) error {
 		return templateUnchanged(tx, p.Template)
 	case store.BindLedgerPut:
 		return putLedger(tx, p)
+	case store.QuotaReserve:
+		return applyQuota(tx, p)
 	}
 	return fmt.Errorf("no applier for a %T: %w", part, store.ErrInvalidParams)
 }

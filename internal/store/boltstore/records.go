@@ -23,16 +23,19 @@ type instanceRecord struct {
 	Instance container.Instance `json:"instance"`
 	Spec     container.Spec     `json:"spec"`
 	EventSeq int64              `json:"event_seq"`
+	// QuotaCounted is container.Instance.QuotaCounted.
+	QuotaCounted bool `json:"quota_counted,omitempty"`
 }
 
 func newInstanceRecord(in container.Instance) instanceRecord {
-	return instanceRecord{Instance: in, Spec: in.Spec, EventSeq: in.EventSeq}
+	return instanceRecord{Instance: in, Spec: in.Spec, EventSeq: in.EventSeq, QuotaCounted: in.QuotaCounted}
 }
 
 func (r instanceRecord) instance() container.Instance {
 	in := r.Instance
 	in.Spec = r.Spec
 	in.EventSeq = r.EventSeq
+	in.QuotaCounted = r.QuotaCounted
 	return in
 }
 

@@ -38,6 +38,8 @@ func (s *Store) apply(x *txWrite, part store.Part, c *commitState) error {
 		x.keys[roleTemplate] = p.Template.Name
 	case store.BindLedgerPut:
 		return s.ledgerPut(&x.t, p)
+	case store.QuotaReserve:
+		s.applyQuota(x, p)
 	default:
 		return fmt.Errorf("no applier for a %T: %w", part, store.ErrInvalidParams)
 	}

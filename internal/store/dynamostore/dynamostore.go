@@ -11,12 +11,14 @@
 //
 // Items:
 //
-//	instances    id | owner, status_key ("<status>#<index shard>") (GSI keys), status, version, event_seq, spec (JSON), the other fields, admission_shard
+//	instances    id | owner, status_key ("<status>#<index shard>") (GSI keys), status, version, event_seq, spec (JSON), the other fields, admission_shard, team, quota_counted
 //	outbox       id | state, undispatched ("pending#<index shard>" while pending: sparse GSI key), created_key, webhook_id (a subscription's delivery: by_webhook GSI key), expires_at (store.OutboxExpiresAt)
 //	events       instance_id, seq | the event; seq 0 is a deleted instance's marker (deleted_at); expires_at after a delete
 //	templates    name | version, doc (JSON)
 //	idempotency  pk = len(owner):owner:key | the record, expires_at
 //	counters     name = "admission", "admission#1" … (one item per admission shard) | cnt
+//	             name = "quota#<user|team>#<name>" (a subject's quota use) | instances, running, pending, cpu_millis, memory_bytes
+//	             name = "quota-overrides" | version, doc (JSON: store.QuotaOverrideSet)
 //
 // Events are numbered by the instance's event_seq: every write that appends
 // one conditions on event_seq and moves it on, so seqs have no gaps. Races

@@ -29,6 +29,7 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	}
 	want := in
 	want.EventSeq = 1
+	want.QuotaCounted = true // the store's quota rule counts every new instance
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("GetInstance =\n%+v\nwant\n%+v", got, want)
 	}

@@ -64,6 +64,7 @@ type instanceItem struct {
 	Owner           string            `dynamodbav:"owner,omitempty"`
 	Template        string            `dynamodbav:"template,omitempty"`
 	Group           string            `dynamodbav:"group,omitempty"`
+	Team            string            `dynamodbav:"team,omitempty"`
 	Labels          map[string]string `dynamodbav:"labels"`
 	Runtime         string            `dynamodbav:"runtime,omitempty"`
 	Image           string            `dynamodbav:"image,omitempty"`
@@ -82,6 +83,8 @@ type instanceItem struct {
 	Spec            string            `dynamodbav:"spec"`
 	// Endpoints is the instance's container.Endpoints as JSON, like Spec.
 	Endpoints string `dynamodbav:"endpoints,omitempty"`
+	// QuotaCounted is container.Instance.QuotaCounted.
+	QuotaCounted bool `dynamodbav:"quota_counted,omitempty"`
 }
 
 func marshalInstance(in container.Instance) (map[string]types.AttributeValue, error) {
@@ -90,8 +93,8 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 		return nil, fmt.Errorf("encode spec of instance %q: %w", in.ID, err)
 	}
 	it := instanceItem{
-		ID: in.ID, Name: in.Name, Owner: in.Owner, Template: in.Template, Group: in.Group,
-		Labels: in.Labels, Runtime: in.Runtime, Image: in.Image, Status: string(in.Status),
+		ID: in.ID, Name: in.Name, Owner: in.Owner, Template: in.Template, Group: in.Group, Team: in.Team,
+		QuotaCounted: in.QuotaCounted, Labels: in.Labels, Runtime: in.Runtime, Image: in.Image, Status: string(in.Status),
 		StatusKey: statusKey(in.Status, in.ID), StatusReason: in.StatusReason, ExitCode: in.ExitCode, RuntimeID: in.RuntimeID,
 		RuntimeNodeName: in.RuntimeNodeName, CreatedAt: fmtTime(in.CreatedAt), UpdatedAt: fmtTime(in.UpdatedAt),
 		StartedAt: fmtTimePtr(in.StartedAt), FinishedAt: fmtTimePtr(in.FinishedAt),
@@ -117,8 +120,8 @@ func unmarshalInstance(av map[string]types.AttributeValue) (container.Instance, 
 		return container.Instance{}, fmt.Errorf("decode instance: %w", err)
 	}
 	in := container.Instance{
-		ID: it.ID, Name: it.Name, Owner: it.Owner, Template: it.Template, Group: it.Group,
-		Labels: it.Labels, Runtime: it.Runtime, Image: it.Image, Status: fsm.Status(it.Status),
+		ID: it.ID, Name: it.Name, Owner: it.Owner, Template: it.Template, Group: it.Group, Team: it.Team,
+		QuotaCounted: it.QuotaCounted, Labels: it.Labels, Runtime: it.Runtime, Image: it.Image, Status: fsm.Status(it.Status),
 		StatusReason: it.StatusReason, ExitCode: it.ExitCode, RuntimeID: it.RuntimeID,
 		RuntimeNodeName: it.RuntimeNodeName, Version: it.Version, EventSeq: it.EventSeq,
 	}

@@ -27,6 +27,8 @@ type txWrite struct {
 	keys map[string]string
 	// oldest is the oldest event a delete stamps in its transaction.
 	oldest int64
+	// quotas are the write's quota reservations, one item each.
+	quotas []store.QuotaReserve
 }
 
 // commitState is what the attempts at one write learn from each other.
@@ -121,6 +123,9 @@ func (s *Store) judge(ctx context.Context, op string, x *txWrite, out *outcome, 
 		return false, failWith(store.ErrTemplateChanged, op, s.templates, x.keys[roleTemplate])
 	case out.failed[roleLedger]:
 		return false, failWith(store.ErrBindLedgerChanged, op, s.counters, bindLedgerName)
+	case out.failed[roleQuota(store.QuotaSubject{Kind: store.QuotaUser})] || out.failed[roleQuota(store.QuotaSubject{Kind: store.QuotaTeam})]:
+		// Refused, or the use had room again by the time it was read.
+		return true, s.quotaRefused(ctx, op, x, out)
 	case out.failed[roleCounter]:
 		return s.otherShard(ctx, op, x.w.Instance.ID, c)
 	case out.failed[roleComplete] || out.failed[roleDispatch] || out.failed[roleInstance] || out.failed[roleEvent] || out.conflict:

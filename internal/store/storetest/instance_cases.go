@@ -14,6 +14,7 @@ import (
 func testCreateAndGet(t *testing.T, s store.Store, c *Clock) {
 	ctx := context.Background()
 	p := NewCreate(c, "alice")
+	p.Instance.Team = "data"
 	created := mustCreate(t, s, p)
 	if created.Version != 1 || created.EventSeq != 1 || created.Status != fsm.Pending {
 		t.Fatalf("created instance: version %d, event seq %d, status %s", created.Version, created.EventSeq, created.Status)
@@ -21,6 +22,7 @@ func testCreateAndGet(t *testing.T, s store.Store, c *Clock) {
 	got := mustGet(t, s, p.Instance.ID)
 	want := p.Instance
 	want.EventSeq = 1
+	want.QuotaCounted = true // the store's quota rule counts every new instance
 	if !got.CreatedAt.Equal(want.CreatedAt) {
 		t.Fatalf("created_at %v, want %v", got.CreatedAt, want.CreatedAt)
 	}

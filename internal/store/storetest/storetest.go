@@ -151,6 +151,10 @@ func Run(t *testing.T, newStore Factory) {
 		{"CreateWritesDeliveries", testCreateDeliveries},
 		{"GroupFinishDeliveries", testGroupDeliveries},
 		{"ConcurrentMarkDone", testConcurrentMarkDone},
+		{"QuotaLifecycle", testQuotaLifecycle},
+		{"QuotaRefusal", testQuotaRefusal},
+		{"QuotaConcurrentCreates", testQuotaConcurrentCreates},
+		{"QuotaOverrides", testQuotaOverrides},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
