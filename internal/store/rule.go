@@ -21,6 +21,7 @@ var rules = []rule{
 	deliveryRule{},
 	completionRule{},
 	dispatchRule{},
+	expiryRule{},
 }
 
 // noRule takes part in no kind of write.

@@ -82,6 +82,11 @@ type instanceItem struct {
 	Spec            string            `dynamodbav:"spec"`
 	// Endpoints is the instance's container.Endpoints as JSON, like Spec.
 	Endpoints string `dynamodbav:"endpoints,omitempty"`
+	// LifetimeExpiresAt is ExpiresAt (not named expires_at: that name is
+	// the TTL attribute of berth's other tables), Lifetime its
+	// container.InstanceLifetime as JSON.
+	LifetimeExpiresAt string `dynamodbav:"lifetime_expires_at,omitempty"`
+	Lifetime          string `dynamodbav:"lifetime,omitempty"`
 }
 
 func marshalInstance(in container.Instance) (map[string]types.AttributeValue, error) {
@@ -103,6 +108,14 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 			return nil, fmt.Errorf("encode endpoints of instance %q: %w", in.ID, err)
 		}
 		it.Endpoints = string(eps)
+	}
+	it.LifetimeExpiresAt = fmtTimePtr(in.ExpiresAt)
+	if in.Lifetime != nil {
+		lt, err := json.Marshal(in.Lifetime)
+		if err != nil {
+			return nil, fmt.Errorf("encode lifetime of instance %q: %w", in.ID, err)
+		}
+		it.Lifetime = string(lt)
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -143,6 +156,15 @@ func unmarshalInstance(av map[string]types.AttributeValue) (container.Instance, 
 	if it.Endpoints != "" {
 		if err := json.Unmarshal([]byte(it.Endpoints), &in.Endpoints); err != nil {
 			return in, fmt.Errorf("decode instance %q endpoints: %w", it.ID, err)
+		}
+	}
+	if in.ExpiresAt, err = parseTimePtr(it.LifetimeExpiresAt); err != nil {
+		return in, fmt.Errorf("decode instance %q lifetime_expires_at: %w", it.ID, err)
+	}
+	if it.Lifetime != "" {
+		in.Lifetime = &container.InstanceLifetime{}
+		if err := json.Unmarshal([]byte(it.Lifetime), in.Lifetime); err != nil {
+			return in, fmt.Errorf("decode instance %q lifetime: %w", it.ID, err)
 		}
 	}
 	return in, nil
