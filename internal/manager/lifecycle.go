@@ -76,6 +76,9 @@ func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifM
 			reason: op.name + " requested by " + c.User, message: op.name + " requested", actor: c.User,
 			requestID: requestID, at: m.now().UTC()})
 		p.ID, p.ExpectVersion, p.From = id, inst.Version, inst.Status
+		if op.op == container.OpStart {
+			restartWith(p, inst, m.now().UTC())
+		}
 		out, err := m.store.Transition(ctx, *p)
 		switch {
 		case err == nil:
