@@ -107,3 +107,15 @@ func expiryOp(onExpiry string, s fsm.Status) (op container.Op, later bool) {
 	}
 	return "", false
 }
+
+// Expiring reports whether inst has an expiry still to carry out (its
+// time may not have come): it has a lifetime, and its status leaves the
+// expiry something to do now or once a create or start finishes. Timers
+// and the reconciler arm or act on such instances only.
+func Expiring(inst container.Instance) bool {
+	if inst.ExpiresAt == nil || inst.Lifetime == nil {
+		return false
+	}
+	op, later := expiryOp(inst.Lifetime.OnExpiry, inst.Status)
+	return op != "" || later
+}
