@@ -114,6 +114,11 @@ func (t *Timers) Note(id string, at *time.Time) {
 // arm holds a timer for id at at when at is within the window. t.mu held.
 func (t *Timers) arm(id string, at time.Time) {
 	if prev, ok := t.noted[id]; ok && prev.expiry.Equal(at) {
+		if now := t.o.Clock(); !prev.done && !at.After(now) {
+			// Due and waiting for a retry (a create or start in the
+			// way): this commit may be the one that let it through.
+			t.push(entry{id: id, when: now, expiry: at})
+		}
 		return
 	}
 	if at.After(t.o.Clock().Add(t.o.Window)) {
