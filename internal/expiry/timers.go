@@ -31,9 +31,10 @@ type Expirer interface {
 
 var _ Expirer = (*manager.Manager)(nil)
 
-// Lister reads every instance (an admin's listing), to arm the timers.
+// Lister reads the active instances (every expiry still to do is an
+// active instance's: manager.Expiring), to arm the timers.
 type Lister interface {
-	ListInstances(ctx context.Context, q store.ListQuery) (store.Page[container.Instance], error)
+	ListActive(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error)
 }
 
 // Defaults of Options.
@@ -49,9 +50,13 @@ const (
 type Options struct {
 	Expirer Expirer
 	Store   Lister
-	// Window: timers are held for instances expiring within it; the store
-	// is read again every half window. Defaults to DefaultWindow.
+	// Window: timers are held for instances expiring within it. Defaults
+	// to DefaultWindow.
 	Window time.Duration
+	// Reload is how often the store is read again. Defaults to half the
+	// window: enough where every write is noted (berth serve); a process
+	// that notes no write (the AWS watcher) reads more often.
+	Reload time.Duration
 	// Retry is how soon an expiry that could not be carried out yet (or
 	// failed) is tried again. Defaults to manager.DefaultExpiryRetry.
 	Retry time.Duration
@@ -79,6 +84,9 @@ type Timers struct {
 func New(o Options) *Timers {
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
+	}
+	if o.Reload <= 0 {
+		o.Reload = o.Window / 2
 	}
 	if o.Retry <= 0 {
 		o.Retry = manager.DefaultExpiryRetry
@@ -139,7 +147,7 @@ func (t *Timers) push(e entry) {
 }
 
 // Service runs the timers until ctx ends: a load from the store at once
-// (so expiries survive a crash), then every half window.
+// (so expiries survive a crash), then every Reload.
 func (t *Timers) Service() *startstop.Loop {
 	return startstop.New("expiry timers", startstop.Blocking(t.run))
 }
@@ -148,7 +156,7 @@ func (t *Timers) run(ctx context.Context) error {
 	sem := make(chan struct{}, t.o.Concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	reload := time.NewTicker(t.o.Window / 2)
+	reload := time.NewTicker(t.o.Reload)
 	defer reload.Stop()
 	if err := t.load(ctx); err != nil && ctx.Err() == nil {
 		t.o.Logger.ErrorContext(ctx, "loading expiries", "error", err)
@@ -229,26 +237,24 @@ func (t *Timers) fire(ctx context.Context, e entry) {
 // load arms a timer for every instance of the store whose expiry is still
 // to do within the window.
 func (t *Timers) load(ctx context.Context) error {
-	q := store.ListQuery{Limit: 100}
-	for {
-		page, err := t.o.Store.ListInstances(ctx, q)
+	t.mu.Lock()
+	t.forgetDone()
+	t.mu.Unlock()
+	for cursor := ""; ; {
+		page, err := t.o.Store.ListActive(ctx, cursor, 100)
 		if err != nil {
-			return fmt.Errorf("listing instances: %w", err)
+			return fmt.Errorf("listing active instances: %w", err)
 		}
 		t.mu.Lock()
-		if q.Cursor == "" {
-			t.forgetDone()
-		}
 		for _, inst := range page.Items {
 			if manager.Expiring(inst) {
 				t.arm(inst.ID, *inst.ExpiresAt)
 			}
 		}
 		t.mu.Unlock()
-		if page.NextCursor == "" {
+		if cursor = page.NextCursor; cursor == "" {
 			return nil
 		}
-		q.Cursor = page.NextCursor
 	}
 }
 

@@ -85,24 +85,26 @@ func (m *Manager) expiryWrite(ctx context.Context, inst container.Instance, at t
 }
 
 // expiryOp is the operation an expiry asks of an instance in status s
-// under onExpiry: "" when there is nothing left to do (already ended, or
-// being stopped or deleted), later when the instance must first finish
-// what it is doing (a create or a start: the FSM allows no stop or delete
-// then).
+// under onExpiry: "" when there is nothing left to do, later when the
+// instance must first finish what it is doing (the FSM allows no stop
+// during a create or a start, and no delete during a start). A lifetime
+// bounds a live instance: one that has ended (stopped, failed) or is being
+// stopped or deleted by the time it expires is left as it is (retention is
+// what removes ended instances), so every expiry still to do is an active
+// instance's, which the reconciler and the AWS watcher list.
 func expiryOp(onExpiry string, s fsm.Status) (op container.Op, later bool) {
-	if onExpiry == container.ExpiryDelete {
-		switch s {
-		case fsm.StartPending, fsm.Starting:
-			return "", true
-		case fsm.DeletePending, fsm.Deleting:
-			return "", false
-		}
-		return container.OpDelete, false
-	}
 	switch s {
 	case fsm.Running, fsm.Paused:
+		if onExpiry == container.ExpiryDelete {
+			return container.OpDelete, false
+		}
 		return container.OpStop, false
-	case fsm.Pending, fsm.Creating, fsm.StartPending, fsm.Starting:
+	case fsm.Pending, fsm.Creating:
+		if onExpiry == container.ExpiryDelete {
+			return container.OpDelete, false
+		}
+		return "", true
+	case fsm.StartPending, fsm.Starting:
 		return "", true
 	}
 	return "", false
