@@ -12,7 +12,7 @@ import (
 	"github.com/berth-io/berth/internal/store"
 )
 
-// ErrNoLifetime: an extension of an instance that has no lifetime (409).
+// ErrNoLifetime is an extension of an instance that has no lifetime (409).
 var ErrNoLifetime = errors.New("the container has no lifetime to extend")
 
 // ExtendRequest is POST /api/containers/{id}/extend.
