@@ -105,11 +105,13 @@ func (f *function) handle(ctx context.Context) (Report, error) {
 	// The lifetimes that fall while this invocation watches: overlapping
 	// invocations hold the same timers, and the expiry's conditional write
 	// makes the second a no-op.
-	timers := expiry.New(expiry.Options{Expirer: f.expirer, Store: f.store, Window: window, Reload: expiryReload, Logger: f.log}).Service()
-	if err := timers.Start(wctx); err != nil {
-		return Report{}, err
+	if f.expirer != nil && f.store != nil { // newFunction sets both; a bare watch holds no timers
+		timers := expiry.New(expiry.Options{Expirer: f.expirer, Store: f.store, Window: window, Reload: expiryReload, Logger: f.log}).Service()
+		if err := timers.Start(wctx); err != nil {
+			return Report{}, err
+		}
+		defer timers.Stop()
 	}
-	defer timers.Stop()
 	var wg sync.WaitGroup
 	for i, n := range f.nodes {
 		wg.Go(func() { rep.Nodes[i] = f.watchNode(wctx, n, rep.Since) })
