@@ -17,7 +17,7 @@ var cliCommands = slices.Concat(cliContainerCommands(), cliGroupCommands(), cliT
 func cliContainerCommands() []cliCommand {
 	return []cliCommand{
 		{group: "containers", name: "create",
-			synopsis: "--template T [--name N] [--env K=V]... [--label K=V]... [--group G] [--wait STATUS] [--timeout 60s]",
+			synopsis: "--template T [--name N] [--env K=V]... [--label K=V]... [--group G] [--lifetime 10m] [--wait STATUS] [--timeout 60s]",
 			summary:  "create a container from a template",
 			details: `The API answers at once with the container pending; --wait then waits until it has the
 given status (usually running). A create is sent with an Idempotency-Key (a random one unless
@@ -36,6 +36,11 @@ by the cursor of the next page, and -o json shows the API's {items, next_cursor}
 			summary: "stop a container (a stopped or failed one is left as it is)", run: cliLifecycle("stop")},
 		{group: "containers", name: "delete", synopsis: "ID [--if-match VERSION]",
 			summary: "delete a container (its events stay readable for 7 days)", run: cliLifecycle("delete")},
+		{group: "containers", name: "extend", synopsis: "ID --by 10m",
+			summary: "extend a container's lifetime (never past its template's max)",
+			details: `Moves the container's expires_at later by --by, counted from its current expires_at. An
+extension past the lifetime's max (counted from the create) is refused with a 422 naming the limit.`,
+			run: cliContainersExtend},
 		{group: "containers", name: "events", synopsis: "ID [--limit N] [--cursor C] [--all-pages]",
 			summary: "show a container's history, oldest first", run: cliContainersEvents},
 		cliLogsCommand(),
@@ -67,6 +72,7 @@ func cliContainersCreate(ctx context.Context, app *cliApp, fs *flag.FlagSet, arg
 	fs.Var(env, "env", "environment variable `K=V`, one the template lets users set (repeatable)")
 	fs.Var(labels, "label", "label `K=V` (repeatable)")
 	fs.StringVar(&req.Group, "group", "", "`group` of the container (a DAG run, a session)")
+	fs.StringVar(&req.Lifetime, "lifetime", "", "how long it lives before berth stops it (`duration`, at most the template's max; default: the template's)")
 	waitFor := fs.String("wait", "", "then wait until the container has this `status` (e.g. running)")
 	timeout := fs.Duration("timeout", 60*time.Second, "how long --wait waits")
 	key := fs.String("idempotency-key", "", "`key` that makes a repeated create return the first container (default: a random one)")
@@ -197,6 +203,23 @@ func cliLifecycle(op string) func(ctx context.Context, app *cliApp, fs *flag.Fla
 		}
 		return app.printInstance(in)
 	}
+}
+
+// cliContainersExtend is "containers extend ID --by D".
+func cliContainersExtend(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
+	by := fs.String("by", "", "how much longer the container lives (`duration`: 10m, 1h; required)")
+	id, c, err := app.forID(fs, args)
+	if err != nil {
+		return err
+	}
+	if *by == "" {
+		return cliUsagef("--by is required")
+	}
+	in, err := c.ExtendContainer(ctx, id, *by)
+	if err != nil {
+		return err
+	}
+	return app.printInstance(in)
 }
 
 // cliContainersEvents is "containers events ID": a container's history.

@@ -81,9 +81,23 @@ func cliPrintTable[T any](w io.Writer, header []string, items []T, row func(T) [
 }
 
 func cliPrintInstances(w io.Writer, items []client.Instance, now time.Time) error {
-	return cliPrintTable(w, []string{"ID", "NAME", "STATUS", "TEMPLATE", "NODE", "AGE"}, items, func(in client.Instance) []string {
-		return []string{in.ID, in.Name, string(in.Status), in.Template, in.RuntimeNodeName, cliAge(now.Sub(in.CreatedAt))}
+	return cliPrintTable(w, []string{"ID", "NAME", "STATUS", "TEMPLATE", "NODE", "AGE", "EXPIRES"}, items, func(in client.Instance) []string {
+		return []string{in.ID, in.Name, string(in.Status), in.Template, in.RuntimeNodeName, cliAge(now.Sub(in.CreatedAt)), cliExpires(in, now)}
 	})
+}
+
+// cliExpires is the EXPIRES cell: the time left before berth stops or
+// deletes the container ("4m"), "expired" once its expires_at has passed,
+// or empty for a container without a lifetime.
+func cliExpires(in client.Instance, now time.Time) string {
+	switch {
+	case in.ExpiresAt == nil:
+		return ""
+	case in.ExpiresAt.After(now):
+		return cliAge(in.ExpiresAt.Sub(now))
+	default:
+		return "expired"
+	}
 }
 
 func cliPrintEvents(w io.Writer, items []client.Event) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/berth-io/berth/internal/client"
 	"github.com/berth-io/berth/internal/client/clienttest"
+	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/store"
 )
@@ -99,7 +100,7 @@ func TestCLIContainers(t *testing.T) {
 		noStdout       bool
 	}{
 		{name: "get table", args: []string{"containers", "get", id},
-			stdout: []string{"ID", "NAME", "STATUS", "TEMPLATE", "NODE", "AGE", id, "web-1", "pending", "busybox"}},
+			stdout: []string{"ID", "NAME", "STATUS", "TEMPLATE", "NODE", "AGE", "EXPIRES", id, "web-1", "pending", "busybox"}},
 		{name: "get json, flags after the id", args: []string{"containers", "get", id, "-o", "json"},
 			stdout: []string{`"id": "` + id + `"`, `"owner": "alice"`}},
 		{name: "alias and global flag first", args: []string{"-o", "json", "c", "get", id},
@@ -141,7 +142,7 @@ func TestCLIContainers(t *testing.T) {
 
 	// The table's columns line up under the header.
 	rows := tableRows(runBerth(t, env, "", "containers", "list").stdout)
-	if len(rows) != 2 || strings.Join(rows[0], " ") != "ID NAME STATUS TEMPLATE NODE AGE" || len(rows[1]) != 6 ||
+	if len(rows) != 2 || strings.Join(rows[0], " ") != "ID NAME STATUS TEMPLATE NODE AGE EXPIRES" || len(rows[1]) != 7 ||
 		rows[1][0] != id || rows[1][4] != "-" {
 		t.Fatalf("table %q", rows)
 	}
@@ -449,4 +450,34 @@ func TestCLIAge(t *testing.T) {
 	if got := cliClean("a\tb\nc\x1b[31m"); got != "a b c?[31m" {
 		t.Errorf("cliClean: %q", got)
 	}
+}
+
+// TestCLILifetime: create --lifetime shows the container's EXPIRES, extend
+// moves it, and an extension past the max is the API's 422 naming it.
+func TestCLILifetime(t *testing.T) {
+	srv := clienttest.New(t, clienttest.Options{})
+	admin, err := client.New(srv.URL, clienttest.AdminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := admin.PutTemplate(context.Background(), "brief", client.Template{Runtime: "docker", Image: "berth-test/busybox:1",
+		Lifetime: &container.Lifetime{Default: "10m", Max: "1h"}}); err != nil {
+		t.Fatal(err)
+	}
+	env := cliEnv(srv, clienttest.AliceToken)
+	created := runBerth(t, env, "", "containers", "create", "--template", "brief", "--lifetime", "20m", "-o", "json")
+	created.check(t, 0, []string{`"expires_at"`}, nil)
+	inst := decodeOut[client.Instance](t, created)
+	rows := tableRows(runBerth(t, env, "", "containers", "get", inst.ID).stdout)
+	if len(rows) != 2 || rows[0][6] != "EXPIRES" || rows[1][6] != "19m" && rows[1][6] != "20m" {
+		t.Fatalf("table %q, want EXPIRES 20m", rows)
+	}
+	extended := runBerth(t, env, "", "containers", "extend", inst.ID, "--by", "10m", "-o", "json")
+	extended.check(t, 0, nil, nil)
+	if got := decodeOut[client.Instance](t, extended); got.ExpiresAt.Sub(*inst.ExpiresAt) != 10*time.Minute {
+		t.Fatalf("extended by 10m: expires_at %v, was %v", got.ExpiresAt, inst.ExpiresAt)
+	}
+	runBerth(t, env, "", "containers", "extend", inst.ID, "--by", "2h").check(t, 1,
+		nil, []string{"Unprocessable Content (422)", "max lifetime 1h0m0s"})
+	runBerth(t, env, "", "containers", "extend", inst.ID).check(t, 2, nil, []string{"--by is required"})
 }

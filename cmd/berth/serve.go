@@ -18,6 +18,7 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/console"
+	"github.com/berth-io/berth/internal/expiry"
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/imagestatus"
@@ -129,6 +130,7 @@ type server struct {
 	dispatcher *outbox.Dispatcher
 	handover   *outbox.Handover
 	watcher    *outbox.Watcher
+	expiry     *expiry.Timers
 	worker     *worker.Worker
 	slots      *worker.Slots
 	listener   net.Listener
@@ -205,11 +207,17 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	// Every committed outbox item wakes the watcher: dispatch is
 	// event-driven, the sweep only a safety net.
 	mo := wiring.ManagerOptions(cfg, st, log, emf)
+	// Every commit also tells the lifetime timers when its instance
+	// expires now (internal/expiry): armed on the write, not by a poll.
+	var timers *expiry.Timers
 	mo.OnCommit = func(c store.Commit) {
 		s.handover.Committed(c)
 		s.watcher.Committed(c)
+		timers.Note(c.InstanceID, c.ExpiresAt)
 	}
 	s.manager = manager.New(mo)
+	timers = expiry.New(expiry.Options{Expirer: s.manager, Store: st, Logger: log})
+	s.expiry = timers
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
 	wo := wiring.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)
 	wo.CreateSlots = s.slots
@@ -327,8 +335,8 @@ func (s *server) run(ctx context.Context) error {
 // start in this order and stop in the reverse one, each stage finished
 // before the one above it is asked to stop:
 //
-//  1. loops: the outbox watcher, a state loop per runtime, the purge, the
-//     reconciler and the image check. They stop last, so that what the
+//  1. loops: the outbox watcher, the lifetime timers, a state loop per
+//     runtime, the purge, the reconciler and the image check. They stop last, so that what the
 //     workers finish is still dispatched and observed.
 //  2. workers: the queues' consumers. Stopped, they take no new message
 //     and finish those in hand (bounded by the create start timeout).
@@ -343,7 +351,7 @@ func (s *server) services() (*startstop.Group, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reconciler: %w", err)
 	}
-	loops := []startstop.Service{s.watcher.Service()}
+	loops := []startstop.Service{s.watcher.Service(), s.expiry.Service()}
 	for _, rt := range s.rts.All() {
 		// A start the state loop cannot take (a failed instance's) is
 		// converged at once by the reconciler's own rule.

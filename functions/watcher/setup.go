@@ -62,7 +62,7 @@ func newFunction(cfg *config.Config, st store.Store, nodes []configured.Node, rt
 	if err != nil {
 		return nil, err
 	}
-	return &function{nodes: nodes, loop: monitor.Converging(m, rc), log: logger, metrics: emf}, nil
+	return &function{nodes: nodes, loop: monitor.Converging(m, rc), expirer: m, store: st, log: logger, metrics: emf}, nil
 }
 
 // tick is any event a schedule invokes the function with: the Scheduler's

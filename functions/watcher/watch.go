@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/berth-io/berth/internal/expiry"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/monitor"
@@ -40,10 +41,20 @@ const (
 	MetricNodeUnavailable = "WatcherNodeUnavailable"
 )
 
+// expiryReload is how often an invocation reads the active instances
+// again for the lifetimes it must carry out: it notes no write, so an
+// expiry set less than this before it falls (a create with a very short
+// lifetime) may be heard of late, by this read or the reconciler.
+const expiryReload = 10 * time.Second
+
 // function is what a Lambda container keeps between events.
 type function struct {
-	nodes   []configured.Node
-	loop    monitor.StateLoop
+	nodes []configured.Node
+	loop  monitor.StateLoop
+	// expirer and store carry out the lifetimes that fall within the
+	// invocation (internal/expiry, the timers berth serve runs too).
+	expirer expiry.Expirer
+	store   expiry.Lister
 	log     *slog.Logger
 	metrics *metrics.Emitter
 }
@@ -91,6 +102,16 @@ func (f *function) handle(ctx context.Context) (Report, error) {
 	wctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	f.log.InfoContext(ctx, "watching", "nodes", len(f.nodes), "since", rep.Since, "until", until)
+	// The lifetimes that fall while this invocation watches: overlapping
+	// invocations hold the same timers, and the expiry's conditional write
+	// makes the second a no-op.
+	if f.expirer != nil && f.store != nil { // newFunction sets both; a bare watch holds no timers
+		timers := expiry.New(expiry.Options{Expirer: f.expirer, Store: f.store, Window: window, Reload: expiryReload, Logger: f.log}).Service()
+		if err := timers.Start(wctx); err != nil {
+			return Report{}, err
+		}
+		defer timers.Stop()
+	}
 	var wg sync.WaitGroup
 	for i, n := range f.nodes {
 		wg.Go(func() { rep.Nodes[i] = f.watchNode(wctx, n, rep.Since) })

@@ -18,6 +18,9 @@ type CreateRequest struct {
 	Env      map[string]string `json:"env,omitempty"`
 	Labels   map[string]string `json:"labels,omitempty"`
 	Group    string            `json:"group,omitempty"`
+	// Lifetime asks for a lifetime other than the template's default (a
+	// duration, at most the template's max).
+	Lifetime string `json:"lifetime,omitempty"`
 }
 
 // ListOptions filter GET /api/containers. Zero values mean no filter.
@@ -219,4 +222,17 @@ func (c *Client) Wait(ctx context.Context, id, status string, timeout time.Durat
 			return Instance{}, err
 		}
 	}
+}
+
+// ExtendContainer moves a container's expires_at later by by (a duration:
+// "10m"); past its lifetime's max it is a 422 naming the limit. Not
+// retried: a repeat would extend twice.
+func (c *Client) ExtendContainer(ctx context.Context, id, by string) (Instance, error) {
+	body, err := jsonBody(map[string]string{"by": by})
+	if err != nil {
+		return Instance{}, err
+	}
+	var in Instance
+	_, err = c.do(ctx, request{method: http.MethodPost, path: containerPath(id) + "/extend", body: body}, &in)
+	return in, err
 }

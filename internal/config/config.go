@@ -95,6 +95,15 @@ type Container struct {
 	OrphanGrace time.Duration `yaml:"orphan_grace"`
 	// AllowedRuntimes are the runtimes templates may name.
 	AllowedRuntimes []string `yaml:"allowed_runtimes"`
+	// DefaultLifetime is how long an instance of a template that sets no
+	// lifetime lives before berth stops it (a create may ask for another,
+	// up to MaxLifetime). Defaults to 0: such instances live until someone
+	// stops them.
+	DefaultLifetime time.Duration `yaml:"default_lifetime"`
+	// MaxLifetime caps the lifetime of an instance of a template that sets
+	// none, counted from its create, extensions included. Defaults to 0:
+	// no cap.
+	MaxLifetime time.Duration `yaml:"max_lifetime"`
 }
 
 // CleanupPolicy is what happens to a group member's container: nothing,

@@ -65,6 +65,8 @@ func TestDefaultsArePinned(t *testing.T) {
 		{"container.reconcile_every", c.Container.ReconcileEvery, 30 * time.Second},
 		{"container.orphan_grace", c.Container.OrphanGrace, 5 * time.Minute},
 		{"container.allowed_runtimes", c.Container.AllowedRuntimes, []string{"docker"}},
+		{"container.default_lifetime", c.Container.DefaultLifetime, time.Duration(0)},
+		{"container.max_lifetime", c.Container.MaxLifetime, time.Duration(0)},
 		{"server.addr", c.Server.Addr, "127.0.0.1:8080"},
 		{"server.data_dir", c.Server.DataDir, "./.berth"},
 		{"server.request_body_limit", c.Server.RequestBodyLimit, int64(65536)},

@@ -117,6 +117,15 @@ func (c *checker) container(ct *Container) {
 	c.positive("container.outbox_sweep_after", ct.OutboxSweepAfter)
 	c.positive("container.reconcile_every", ct.ReconcileEvery)
 	c.positive("container.orphan_grace", ct.OrphanGrace)
+	if ct.DefaultLifetime < 0 {
+		c.fail("container.default_lifetime", "must be ≥ 0 (0: none), got %s", ct.DefaultLifetime)
+	}
+	if ct.MaxLifetime < 0 {
+		c.fail("container.max_lifetime", "must be ≥ 0 (0: no cap), got %s", ct.MaxLifetime)
+	}
+	if ct.MaxLifetime > 0 && ct.DefaultLifetime > ct.MaxLifetime {
+		c.fail("container.default_lifetime", "must be at most container.max_lifetime (%s), got %s", ct.MaxLifetime, ct.DefaultLifetime)
+	}
 	if len(ct.AllowedRuntimes) == 0 {
 		c.fail("container.allowed_runtimes", "must name at least one runtime (%s or %s)",
 			container.RuntimeDocker, container.RuntimeKubernetes)

@@ -107,6 +107,21 @@ func TestInvalidValues(t *testing.T) {
 			},
 		},
 		{
+			name: "lifetimes",
+			file: "container:\n  default_lifetime: 9h\n  max_lifetime: 8h\n",
+			want: []want{
+				{"container.default_lifetime", "FILE:2", "must be at most container.max_lifetime (8h0m0s), got 9h0m0s"},
+			},
+		},
+		{
+			name: "negative lifetimes",
+			file: "container:\n  default_lifetime: -1s\n  max_lifetime: -1s\n",
+			want: []want{
+				{"container.default_lifetime", "FILE:2", "must be ≥ 0"},
+				{"container.max_lifetime", "FILE:3", "must be ≥ 0"},
+			},
+		},
+		{
 			name: "workspace root and runtimes",
 			file: "container:\n  workspace_root: srv/ws\n  allowed_runtimes:\n    - docker\n    - podman\n",
 			want: []want{

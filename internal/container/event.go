@@ -33,6 +33,10 @@ const (
 	// instance (stopped a failed instance's container that was started
 	// behind berth's back); the status did not change.
 	EventReconciled = "ContainerReconciled"
+	// EventLifetimeExtended records an extension of the instance's
+	// lifetime (its new expires_at in the message); the status did not
+	// change.
+	EventLifetimeExtended = "ContainerLifetimeExtended"
 )
 
 // Event is one entry of an instance's history. Seq is assigned by the store:

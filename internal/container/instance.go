@@ -31,6 +31,11 @@ type Instance struct {
 	// Endpoints are where the container's published ports answer, while
 	// it runs (see Endpoint); none in any other status.
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	// ExpiresAt is when berth stops or deletes the instance (its
+	// Lifetime's OnExpiry); nil when it lives until someone stops it.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Lifetime is the lifetime the instance lives under; nil for none.
+	Lifetime *InstanceLifetime `json:"lifetime,omitempty"`
 	// Version increases by one with every committed change; it is the ETag.
 	Version int64 `json:"version"`
 
@@ -63,6 +68,11 @@ func (in Instance) Clone() Instance {
 		out.FinishedAt = &v
 	}
 	out.Endpoints = append([]Endpoint(nil), in.Endpoints...)
+	if in.ExpiresAt != nil {
+		v := *in.ExpiresAt
+		out.ExpiresAt = &v
+	}
+	out.Lifetime = in.Lifetime.Clone()
 	out.Spec = in.Spec.Clone()
 	return out
 }

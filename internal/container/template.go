@@ -42,6 +42,9 @@ type Template struct {
 	Resources  Resources         `json:"resources"`
 	Scheduling Scheduling        `json:"scheduling"`
 	Labels     map[string]string `json:"labels,omitempty"`
+	// Lifetime bounds the life of the template's instances; nil: the
+	// deployment's (container.default_lifetime, container.max_lifetime).
+	Lifetime *Lifetime `json:"lifetime,omitempty"`
 	// Version counts writes of the template; set by the store.
 	Version   int64  `json:"version"`
 	UpdatedAt string `json:"updated_at,omitempty"`

@@ -43,6 +43,8 @@ const routeDoc = `container:
   reconcile_every: 11s
   orphan_grace: 7m
   allowed_runtimes: [docker, kubernetes]
+  default_lifetime: 45m
+  max_lifetime: 6h
 webhooks:
   allowed_networks: [10.20.0.0/16]
 server:

@@ -138,6 +138,7 @@ func New(o Options) http.Handler {
 	h.route("/api/containers/{id}", map[string]apiFunc{"GET": h.getContainer, "DELETE": h.deleteContainer})
 	h.route("/api/containers/{id}/start", map[string]apiFunc{"POST": h.startContainer})
 	h.route("/api/containers/{id}/stop", map[string]apiFunc{"POST": h.stopContainer})
+	h.route("/api/containers/{id}/extend", map[string]apiFunc{"POST": h.extendContainer})
 	h.route("/api/containers/{id}/wait", map[string]apiFunc{"GET": h.waitContainer})
 	h.route("/api/containers/{id}/events", map[string]apiFunc{"GET": h.listEvents})
 	h.route("/api/containers/{id}/logs", map[string]apiFunc{"GET": h.containerLogs})

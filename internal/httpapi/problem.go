@@ -106,7 +106,8 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		writeProblem(w, r, http.StatusUnprocessableEntity, "Unprocessable Content", ve.Error(), func(p *Problem) { p.Errors = ve.Fields })
 	case errors.As(err, &se):
 		writeProblem(w, r, http.StatusConflict, "Conflict", se.Error(), func(p *Problem) { p.CurrentStatus = se.Current })
-	case errors.Is(err, manager.ErrResetDisabled), errors.Is(err, manager.ErrInUse), errors.Is(err, manager.ErrWebhookLimit):
+	case errors.Is(err, manager.ErrResetDisabled), errors.Is(err, manager.ErrInUse), errors.Is(err, manager.ErrWebhookLimit),
+		errors.Is(err, manager.ErrNoLifetime):
 		writeProblem(w, r, http.StatusConflict, "Conflict", err.Error(), nil)
 	case errors.Is(err, manager.ErrNotFound):
 		writeProblem(w, r, http.StatusNotFound, "Not Found", err.Error(), nil)

@@ -19,6 +19,9 @@ type CreateRequest struct {
 	Env      map[string]string `json:"env,omitempty"`
 	Labels   map[string]string `json:"labels,omitempty"`
 	Group    string            `json:"group,omitempty"`
+	// Lifetime asks for a lifetime other than the template's default (a
+	// duration, at most the template's max).
+	Lifetime string `json:"lifetime,omitempty"`
 }
 
 // Idempotency identifies a request that may be repeated.
@@ -115,6 +118,9 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 	}
 	inst.Spec = spec
 	inst.Image = spec.Image
+	if inst.ExpiresAt, inst.Lifetime, err = m.lifetimeAt(tpl, req.Lifetime, now); err != nil {
+		return CreateResult{}, err
+	}
 
 	p := store.CreateParams{
 		Instance: inst,

@@ -81,6 +81,7 @@ func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifM
 			if p.Quota, err = m.quotaLimits(ctx, inst.Owner, inst.Team); err != nil {
 				return err
 			}
+			restartWith(p, inst, m.now().UTC())
 		}
 		out, err := m.store.Transition(ctx, *p)
 		switch {

@@ -78,6 +78,9 @@ type Options struct {
 	// deployment's event bus (container.EventBusTarget), written in the
 	// change's transaction like a subscription's (webhooks.event_bus).
 	EventBus bool
+	// Lifetimes are the deployment's lifetime for instances of templates
+	// that set none; the zero value gives them none.
+	Lifetimes LifetimeDefaults
 }
 
 // DefaultWaitPoll is Options.WaitPoll's default.
@@ -109,6 +112,8 @@ type Manager struct {
 	hooks webhookCache
 	// eventBus is Options.EventBus.
 	eventBus bool
+	// lifetimes is Options.Lifetimes.
+	lifetimes LifetimeDefaults
 }
 
 // New returns a Manager.
@@ -125,6 +130,7 @@ func New(o Options) *Manager {
 		changes: ch, maxPending: o.MaxPending, quotas: o.Quotas, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks, eventBus: o.EventBus,
+		lifetimes: o.Lifetimes,
 	}
 	if m.now == nil {
 		m.now = time.Now

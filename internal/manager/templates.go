@@ -131,6 +131,7 @@ func (m *Manager) validateTemplate(t container.Template) error {
 	}
 	validEnv(&f, "env", t.Env)
 	validSecretEnv(&f, t)
+	validLifetime(&f, t.Lifetime)
 	for k, v := range t.Env {
 		checkVars(&f, "env."+k, v)
 	}

@@ -70,6 +70,9 @@ type Manager interface {
 	Requeue(ctx context.Context, inst container.Instance, op container.Op, reason, requestID string, at time.Time) (string, error)
 	// Fail fails an instance with a reason and its group policy.
 	Fail(ctx context.Context, id string, f manager.Failure) (bool, error)
+	// Expire carries out an instance's reached lifetime, once at most
+	// whoever else calls it.
+	Expire(ctx context.Context, id string, at time.Time) (manager.ExpiryOutcome, error)
 }
 
 var _ Manager = (*manager.Manager)(nil)
@@ -200,6 +203,10 @@ type Report struct {
 	OrphansRemoved  int `json:"orphans_removed"`
 	OrphansDeferred int `json:"orphans_deferred"` // younger than OrphanGrace: not removed as orphans yet
 
+	// Expired: instances past their expires_at whose stop or delete this
+	// pass requested (the timers had not).
+	Expired int `json:"expired"`
+
 	// Outbox sweep; SweepSkipped when no sweeper is configured.
 	OutboxSwept  int  `json:"outbox_swept"`
 	SweepSkipped bool `json:"sweep_skipped"`
@@ -221,7 +228,7 @@ type Report struct {
 
 // Actions is the number of changes the pass made.
 func (r Report) Actions() int {
-	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.TerminalStopped + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept
+	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.TerminalStopped + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept + r.Expired
 }
 
 func (r *Report) fail(err error) {
@@ -358,7 +365,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	attrs := []any{"duration_ms", rep.DurationMS, "instances", rep.Instances, "containers", rep.Containers,
 		"actions", rep.Actions(), "started", rep.Started, "node_backfilled", rep.NodeBackfilled, "exited", rep.Exited,
 		"destroyed", rep.Destroyed, "terminal_stopped", rep.TerminalStopped, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
-		"orphans_removed", rep.OrphansRemoved, "outbox_swept", rep.OutboxSwept,
+		"orphans_removed", rep.OrphansRemoved, "outbox_swept", rep.OutboxSwept, "expired", rep.Expired,
 		"admission_before", rep.AdmissionBefore, "admission_after", rep.AdmissionAfter,
 		"conflicts", rep.Conflicts, "errors", rep.Errors, "list_partial", rep.ListPartial, "truncated", rep.Truncated}
 	if err != nil {
@@ -389,6 +396,9 @@ func (r *Reconciler) pass(ctx context.Context, log *slog.Logger, rep *Report) er
 	for _, inst := range insts {
 		if ctx.Err() != nil {
 			return nil
+		}
+		if r.expire(ctx, log, inst, rep) {
+			continue
 		}
 		r.instance(ctx, log, inst, lists, undispatched, undispatchedOK, rep)
 	}

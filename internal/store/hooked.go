@@ -16,6 +16,10 @@ type Commit struct {
 	// Redelivered is the id of the outbox item a redelivery made pending
 	// again (RedeliverOutbox), empty for every other write.
 	Redelivered string
+	// ExpiresAt is the instance's expires_at as the write left it (nil:
+	// none, or the instance is gone), so that a timer of its lifetime can
+	// be armed without a read.
+	ExpiresAt *time.Time
 }
 
 // Hooked is a Store that calls OnCommit after every committed instance
@@ -33,7 +37,7 @@ var _ Store = Hooked{}
 func (s Hooked) CreateInstance(ctx context.Context, p CreateParams) (container.Instance, error) {
 	in, err := s.Store.CreateInstance(ctx, p)
 	if err == nil {
-		s.OnCommit(Commit{InstanceID: in.ID, Outbox: true})
+		s.OnCommit(Commit{InstanceID: in.ID, Outbox: true, ExpiresAt: in.ExpiresAt})
 	}
 	return in, err
 }
@@ -42,7 +46,7 @@ func (s Hooked) CreateInstance(ctx context.Context, p CreateParams) (container.I
 func (s Hooked) Transition(ctx context.Context, p TransitionParams) (container.Instance, error) {
 	in, err := s.Store.Transition(ctx, p)
 	if err == nil {
-		s.OnCommit(Commit{InstanceID: p.ID, Outbox: p.Outbox != nil || len(p.Deliveries) > 0})
+		s.OnCommit(Commit{InstanceID: p.ID, Outbox: p.Outbox != nil || len(p.Deliveries) > 0, ExpiresAt: in.ExpiresAt})
 	}
 	return in, err
 }

@@ -22,6 +22,7 @@ var rules = []rule{
 	deliveryRule{},
 	completionRule{},
 	dispatchRule{},
+	expiryRule{},
 }
 
 // noRule takes part in no kind of write.

@@ -193,6 +193,13 @@ type TransitionParams struct {
 	// written in the same transaction; PrepareOutbox fills in each one's
 	// instance and sequence number.
 	Deliveries []container.OutboxItem
+	// Expiry, if set, makes the write the action of the instance's
+	// lifetime reached at that time (rule_expiry.go): it is made only if
+	// the stored instance still expires at exactly Expiry and Expiry has
+	// passed by the store's clock, else ErrConflict and nothing is
+	// written. So a stale timer (the instance was extended or started
+	// again since) or a duplicate one acts on nothing.
+	Expiry *time.Time
 }
 
 // DeleteParams removes an instance.

@@ -239,6 +239,7 @@ func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf
 		NodesKnown:    true,
 		Webhooks:      WebhookGuard(cfg),
 		EventBus:      cfg.Webhooks.EventBus != "",
+		Lifetimes:     manager.LifetimeDefaultsFrom(cfg.Container),
 	}
 }
 

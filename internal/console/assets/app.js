@@ -624,11 +624,26 @@ function instancePage(id) {
         } }, a === "start" && i.status === "running" ? "Restart" : a[0].toUpperCase() + a.slice(1));
       return el("div", {}, btn, ok ? "" : el("span", { class: "hint", id: hint }, why(a, i.status)));
     }));
+    if (i.expires_at && EXTENDABLE.includes(i.status)) {
+      // POST /extend: ten more minutes, never past the lifetime's max (the
+      // API's 422 says how much is left).
+      actions.append(el("div", {}, el("button", { type: "button", id: "action-extend", onclick: async () => {
+        actErr.replaceChildren();
+        try {
+          render(await api("POST", path + "/extend", { by: "10m" }));
+          say("lifetime extended by 10 minutes");
+          loadEvents();
+        } catch (e) {
+          actErr.replaceChildren(errorBox(e));
+        }
+      } }, "Extend 10m")));
+    }
     const rows = [["ID", i.id], ["Owner", i.owner], ["Template", i.template],
       ["Group", i.group ? el("a", { href: "#/groups/" + encodeURIComponent(i.group) + (session.admin ? qs({ owner: i.owner }) : "") }, i.group) : "—"],
       ["Runtime", i.runtime], ["Image", i.image], ["Runtime ID", i.runtime_id], ["Node", i.runtime_node_name],
       ["Exit code", i.exit_code], ["Created", fmtTime(i.created_at)], ["Started", fmtTime(i.started_at)],
-      ["Finished", fmtTime(i.finished_at)], ["Updated", fmtTime(i.updated_at)], ["Version", i.version]];
+      ["Finished", fmtTime(i.finished_at)], ["Expires", i.expires_at ? fmtTime(i.expires_at) + " (" + (i.lifetime && i.lifetime.on_expiry || "stop") + ")" : ""],
+      ["Updated", fmtTime(i.updated_at)], ["Version", i.version]];
     if (i.labels && Object.keys(i.labels).length) rows.push(["Labels", Object.entries(i.labels).map(([k, v]) => k + "=" + v).join(", ")]);
     spec.replaceChildren(el("dl", { class: "spec" }, rows.filter(([, v]) => v !== undefined && v !== null && v !== "")
       .map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
@@ -675,6 +690,10 @@ function instancePage(id) {
   load().catch((e) => { head.replaceChildren(errorBox(e)); });
   every(POLL_MS, load);
 }
+
+// EXTENDABLE are the statuses whose lifetime an extension may move
+// (manager.extendable): the instance still lives.
+const EXTENDABLE = ["pending", "creating", "running", "paused", "start_pending", "starting"];
 
 // HTTPS_PORTS are the container ports whose endpoint link is https.
 const HTTPS_PORTS = [443, 8443];

@@ -85,6 +85,11 @@ type instanceItem struct {
 	Endpoints string `dynamodbav:"endpoints,omitempty"`
 	// QuotaCounted is container.Instance.QuotaCounted.
 	QuotaCounted bool `dynamodbav:"quota_counted,omitempty"`
+	// LifetimeExpiresAt is ExpiresAt (not named expires_at: that name is
+	// the TTL attribute of berth's other tables), Lifetime its
+	// container.InstanceLifetime as JSON.
+	LifetimeExpiresAt string `dynamodbav:"lifetime_expires_at,omitempty"`
+	Lifetime          string `dynamodbav:"lifetime,omitempty"`
 }
 
 func marshalInstance(in container.Instance) (map[string]types.AttributeValue, error) {
@@ -106,6 +111,14 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 			return nil, fmt.Errorf("encode endpoints of instance %q: %w", in.ID, err)
 		}
 		it.Endpoints = string(eps)
+	}
+	it.LifetimeExpiresAt = fmtTimePtr(in.ExpiresAt)
+	if in.Lifetime != nil {
+		lt, err := json.Marshal(in.Lifetime)
+		if err != nil {
+			return nil, fmt.Errorf("encode lifetime of instance %q: %w", in.ID, err)
+		}
+		it.Lifetime = string(lt)
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -146,6 +159,15 @@ func unmarshalInstance(av map[string]types.AttributeValue) (container.Instance, 
 	if it.Endpoints != "" {
 		if err := json.Unmarshal([]byte(it.Endpoints), &in.Endpoints); err != nil {
 			return in, fmt.Errorf("decode instance %q endpoints: %w", it.ID, err)
+		}
+	}
+	if in.ExpiresAt, err = parseTimePtr(it.LifetimeExpiresAt); err != nil {
+		return in, fmt.Errorf("decode instance %q lifetime_expires_at: %w", it.ID, err)
+	}
+	if it.Lifetime != "" {
+		in.Lifetime = &container.InstanceLifetime{}
+		if err := json.Unmarshal([]byte(it.Lifetime), in.Lifetime); err != nil {
+			return in, fmt.Errorf("decode instance %q lifetime: %w", it.ID, err)
 		}
 	}
 	return in, nil

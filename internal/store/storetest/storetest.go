@@ -140,6 +140,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"ListLimitsAndBadCursors", testListLimitsAndBadCursors},
 		{"CompleteUnknownOutbox", testCompleteUnknownOutbox},
 		{"TransitionCarriesDispatch", testTransitionCarriesDispatch},
+		{"LifetimeStored", testLifetimeStored},
+		{"ExpiryConditional", testExpiryConditional},
 		{"DeletedIDNotReused", testDeletedIDNotReused},
 		{"Webhooks", testWebhooks},
 		{"WebhookLimits", testWebhookLimits},
