@@ -24,6 +24,7 @@ import (
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/monitor"
+	"github.com/berth-io/berth/internal/notify/webhook"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/memqueue"
@@ -213,6 +214,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
 	wo := wiring.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)
 	wo.CreateSlots = s.slots
+	wo.Webhooks = wiring.WebhookDeliverer(cfg, st, &webhook.LocalLimiter{})
 	if cfg.Webhooks.EventBus != "" {
 		awsCfg, err := wiring.AWSConfig(ctx, cfg.Store.Region)
 		if err != nil {

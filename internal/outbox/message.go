@@ -33,6 +33,10 @@ type Message struct {
 	// Unavailable is set on a message the worker sent again because the
 	// runtime could not be reached; nil on the dispatcher's messages.
 	Unavailable *Unavailable `json:"unavailable,omitempty"`
+	// Deferrals counts the times a delivery was put off because its
+	// subscription's owner had its share of deliveries in flight (the
+	// worker's defer.go): no attempt, no retry spent.
+	Deferrals int `json:"deferrals,omitempty"`
 }
 
 // Unavailable is what a message re-sent during a runtime outage carries, so

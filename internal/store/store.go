@@ -104,6 +104,7 @@ type Store interface {
 	WebhookStore
 	DeliveryStore
 	DeploymentStore
+	LeaseStore
 }
 
 // BindLedgerStore keeps the bind ledger (container.BindLedger): one

@@ -289,9 +289,18 @@ func WorkerOptions(cfg *config.Config, m *manager.Manager, st store.Store, rts *
 		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
 		MaxAttempts: cfg.Container.MaxAttempts, UnavailableRetryFor: cfg.Container.UnavailableRetryFor,
 		Metrics: emf, Logger: logger,
-		Webhooks:        &webhook.Deliverer{Subscriptions: st, Guard: WebhookGuard(cfg)},
+		Webhooks:        WebhookDeliverer(cfg, st, &webhook.StoreLimiter{Leases: st}),
 		DeliveryBackoff: worker.ExponentialBackoff(cfg.Webhooks.RetryBackoff, cfg.Webhooks.RetryBackoffMax),
 	}
+}
+
+// WebhookDeliverer is the webhook client of a worker: the subscriptions
+// read from st, the configuration's guard, and limit bounding each
+// subscription owner's deliveries in flight (a webhook.StoreLimiter shared
+// by every invocation of the notify function; `berth serve`, one process,
+// counts in memory with a webhook.LocalLimiter).
+func WebhookDeliverer(cfg *config.Config, st store.Store, limit webhook.Limiter) *webhook.Deliverer {
+	return &webhook.Deliverer{Subscriptions: st, Guard: WebhookGuard(cfg), Limiter: limit}
 }
 
 // ReconcileOptions are the reconciler's options from the configuration:

@@ -144,6 +144,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"Webhooks", testWebhooks},
 		{"WebhookLimits", testWebhookLimits},
 		{"WebhooksRace", testWebhooksRace},
+		{"Leases", testLeases},
+		{"LeasesRace", testLeasesRace},
 		{"TransitionWritesDeliveries", testTransitionDeliveries},
 		{"ListDeliveries", testListDeliveries},
 		{"Redeliver", testRedeliver},
