@@ -232,6 +232,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 		Manager: s.manager, Auth: auth, Logger: log, BodyLimit: cfg.Server.RequestBodyLimit,
 		WaitMax: cfg.Server.WaitMax, MaxWaiters: cfg.Server.MaxWaiters,
 		MaxWaitersPerCaller: cfg.Server.MaxWaitersPerCaller, Health: s.health,
+		MaxFollows: cfg.Server.MaxFollows, MaxFollowsPerCaller: cfg.Server.MaxFollowsPerCaller,
 		Logs: s.runtimes, Console: console.OptionsFrom(cfg.Auth),
 	})
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.Server.Addr)

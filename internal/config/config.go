@@ -118,6 +118,16 @@ type Server struct {
 	// served at once (429 beyond), so that one caller's waits cannot make
 	// everyone else's 429. Defaults to DefaultMaxWaitersPerCaller.
 	MaxWaitersPerCaller int `yaml:"max_waiters_per_caller"`
+	// MaxFollows caps the GET /api/containers/{id}/logs?follow=true
+	// streams served at once (429 beyond): each holds a connection, a
+	// goroutine and a log stream of the runtime's (a descriptor here and
+	// one in dockerd) for as long as the container runs. Defaults to
+	// DefaultMaxFollows.
+	MaxFollows int `yaml:"max_follows"`
+	// MaxFollowsPerCaller caps the follows one caller (user) has served
+	// at once (429 beyond), so that one caller's follows cannot make
+	// everyone else's 429. Defaults to DefaultMaxFollowsPerCaller.
+	MaxFollowsPerCaller int `yaml:"max_follows_per_caller"`
 	// ReadHeaderTimeout is how long a client has to send a request's
 	// headers. Defaults to DefaultReadHeaderTimeout.
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
@@ -170,6 +180,14 @@ const (
 // eighth of DefaultMaxWaiters: a script waiting on many containers at once,
 // but never the whole server.
 const DefaultMaxWaitersPerCaller = 32
+
+// Defaults of server.max_follows and server.max_follows_per_caller: a
+// follow lasts as long as its container, so far fewer are needed at once
+// than waits; one caller watching a few containers at a time.
+const (
+	DefaultMaxFollows          = 256
+	DefaultMaxFollowsPerCaller = 16
+)
 
 // StoreBackend names a store implementation.
 type StoreBackend string
@@ -364,6 +382,8 @@ func defaults() *Config {
 			MaxHeaderBytes:    DefaultMaxHeaderBytes,
 			// One caller's share of MaxWaiters.
 			MaxWaitersPerCaller: DefaultMaxWaitersPerCaller,
+			MaxFollows:          DefaultMaxFollows,
+			MaxFollowsPerCaller: DefaultMaxFollowsPerCaller,
 		},
 		Store: Store{
 			Backend:     StoreBolt,

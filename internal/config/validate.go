@@ -142,6 +142,8 @@ func (c *checker) server(s *Server) {
 	oneOf(c, "server.metrics", s.Metrics, MetricsNone, MetricsStdout)
 	c.atLeast("server.max_waiters", int64(s.MaxWaiters), 1)
 	c.atLeast("server.max_waiters_per_caller", int64(s.MaxWaitersPerCaller), 1)
+	c.atLeast("server.max_follows", int64(s.MaxFollows), 1)
+	c.atLeast("server.max_follows_per_caller", int64(s.MaxFollowsPerCaller), 1)
 	c.positive("server.read_header_timeout", s.ReadHeaderTimeout)
 	c.positive("server.read_timeout", s.ReadTimeout)
 	c.positive("server.idle_timeout", s.IdleTimeout)

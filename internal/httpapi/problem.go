@@ -106,7 +106,7 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		writeProblem(w, r, http.StatusPreconditionFailed, "Precondition Failed", err.Error(), nil)
 	case errors.Is(err, manager.ErrIdempotencyKey):
 		writeProblem(w, r, http.StatusUnprocessableEntity, "Unprocessable Content", err.Error(), nil)
-	case errors.Is(err, manager.ErrQueueFull), errors.Is(err, errTooManyWaiters):
+	case errors.Is(err, manager.ErrQueueFull), errors.Is(err, errTooManyWaiters), errors.Is(err, errTooManyFollows):
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
 		writeProblem(w, r, http.StatusTooManyRequests, "Too Many Requests", err.Error(), func(p *Problem) { p.RetryAfterSeconds = retry })
 	case errors.Is(err, manager.ErrWaitTimeout):
