@@ -49,6 +49,12 @@ type Container struct {
 	CreateQueueMaxConcurrency int `yaml:"create_queue_max_concurrency"`
 	// CreateQueueMaxPending bounds queued creations; beyond it a create is 429.
 	CreateQueueMaxPending int `yaml:"create_queue_max_pending"`
+	// CreateQueueMaxPendingPerOwner bounds one owner's share of
+	// CreateQueueMaxPending, so that another owner's create is still
+	// accepted while one floods; beyond it that owner's create is 429.
+	// 0 (the default) or a value not below CreateQueueMaxPending means
+	// the total: no share of its own.
+	CreateQueueMaxPendingPerOwner int `yaml:"create_queue_max_pending_per_owner"`
 
 	// CreateStartTimeout is how long a creation slot is held waiting for the
 	// container to become stable. Defaults to 5 minutes, the fixed value of

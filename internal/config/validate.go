@@ -103,6 +103,7 @@ func (c *checker) container(ct *Container) {
 	oneOf(c, "container.dag_node_cleanup_on_dag_finished", ct.DAGNodeCleanupOnDAGFinished, policies...)
 	c.atLeast("container.create_queue_max_concurrency", int64(ct.CreateQueueMaxConcurrency), 1)
 	c.atLeast("container.create_queue_max_pending", int64(ct.CreateQueueMaxPending), 1)
+	c.atLeast("container.create_queue_max_pending_per_owner", int64(ct.CreateQueueMaxPendingPerOwner), 0)
 	c.positive("container.create_start_timeout", ct.CreateStartTimeout)
 	c.atLeast("container.max_attempts", int64(ct.MaxAttempts), 1)
 	c.positive("container.unavailable_retry_for", ct.UnavailableRetryFor)

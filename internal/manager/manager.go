@@ -33,6 +33,11 @@ type Options struct {
 	// MaxPending is container.create_queue_max_pending: unfinished creates
 	// beyond it are refused with ErrQueueFull.
 	MaxPending int
+	// MaxPendingPerOwner is container.create_queue_max_pending_per_owner:
+	// one owner's unfinished creates beyond it are refused with
+	// ErrQueueFull while others' are still taken. Zero or not below
+	// MaxPending: no share of its own.
+	MaxPendingPerOwner int
 	// Runtimes are the runtime kinds templates may name (config
 	// container.allowed_runtimes).
 	Runtimes []string
@@ -84,6 +89,7 @@ const DefaultWaitPoll = 100 * time.Millisecond
 type Manager struct {
 	store         store.Store
 	maxPending    int
+	maxPerOwner   int
 	runtimes      []string
 	bindRoots     []string
 	workspaceRoot string
@@ -118,7 +124,7 @@ func New(o Options) *Manager {
 		}
 	}}
 	m := &Manager{
-		changes: ch, maxPending: o.MaxPending, runtimes: o.Runtimes, bindRoots: o.BindRoots,
+		changes: ch, maxPending: o.MaxPending, maxPerOwner: o.MaxPendingPerOwner, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks, eventBus: o.EventBus,
 	}

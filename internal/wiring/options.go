@@ -226,18 +226,21 @@ func QueueName(urlOrARN string) string {
 // workspace root.
 func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf *metrics.Emitter) manager.Options {
 	return manager.Options{
-		Store:         st,
-		MaxPending:    cfg.Container.CreateQueueMaxPending,
-		Runtimes:      cfg.Container.AllowedRuntimes,
-		BindRoots:     cfg.HostPathRoots(),
-		WorkspaceRoot: cfg.Container.WorkspaceRoot,
-		Logger:        logger,
-		Metrics:       emf,
-		Groups:        manager.GroupPoliciesFrom(cfg.Container),
-		Nodes:         Nodes(cfg),
-		NodesKnown:    true,
-		Webhooks:      WebhookGuard(cfg),
-		EventBus:      cfg.Webhooks.EventBus != "",
+		Store:      st,
+		MaxPending: cfg.Container.CreateQueueMaxPending,
+		// Every function that creates gets it with the rest: the manager
+		// passes it to the store's admission rule.
+		MaxPendingPerOwner: cfg.Container.CreateQueueMaxPendingPerOwner,
+		Runtimes:           cfg.Container.AllowedRuntimes,
+		BindRoots:          cfg.HostPathRoots(),
+		WorkspaceRoot:      cfg.Container.WorkspaceRoot,
+		Logger:             logger,
+		Metrics:            emf,
+		Groups:             manager.GroupPoliciesFrom(cfg.Container),
+		Nodes:              Nodes(cfg),
+		NodesKnown:         true,
+		Webhooks:           WebhookGuard(cfg),
+		EventBus:           cfg.Webhooks.EventBus != "",
 	}
 }
 

@@ -121,6 +121,8 @@ func (s *Store) judge(ctx context.Context, op string, x *txWrite, out *outcome, 
 		return false, failWith(store.ErrTemplateChanged, op, s.templates, x.keys[roleTemplate])
 	case out.failed[roleLedger]:
 		return false, failWith(store.ErrBindLedgerChanged, op, s.counters, bindLedgerName)
+	case out.failed[roleOwnerSlot]:
+		return false, failWith(store.ErrOwnerQueueFull, op, s.counters, ownerCounterName(x.w.Instance.Owner))
 	case out.failed[roleCounter]:
 		return s.otherShard(ctx, op, x.w.Instance.ID, c)
 	case out.failed[roleComplete] || out.failed[roleDispatch] || out.failed[roleInstance] || out.failed[roleEvent] || out.conflict:

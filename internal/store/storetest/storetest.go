@@ -116,6 +116,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"TransitionWithOutboxAndCompletion", testTransitionWithOutbox},
 		{"AdmissionReleasedOnLeavingCreate", testAdmissionRelease},
 		{"RepairAdmission", testRepairAdmission},
+		{"AdmissionPerOwner", testAdmissionPerOwner},
 		{"AppendEvent", testAppendEvent},
 		{"LastWords", testLastWords},
 		{"Endpoints", testEndpoints},
