@@ -70,7 +70,10 @@ func newHangingReceiver(t *testing.T) *hangingReceiver {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		n := h.held.Add(1)
 		defer h.held.Add(-1)
-		for p := h.peak.Load(); n > p && !h.peak.CompareAndSwap(p, n); p = h.peak.Load() {
+		for p := h.peak.Load(); n > p; p = h.peak.Load() {
+			if h.peak.CompareAndSwap(p, n) {
+				break
+			}
 		}
 		h.total.Add(1)
 		h.once.Do(func() { close(h.firstArrivedCh) })

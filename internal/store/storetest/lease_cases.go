@@ -85,7 +85,11 @@ func testLeasesRace(t *testing.T, s store.Store, clock *Clock) {
 					continue
 				}
 				taken.Add(1)
-				for c, p := held.Add(1), peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
+				c := held.Add(1)
+				for p := peak.Load(); c > p; p = peak.Load() {
+					if peak.CompareAndSwap(p, c) {
+						break
+					}
 				}
 				held.Add(-1)
 				if err := s.ReleaseLease(ctx, l); err != nil {
