@@ -191,7 +191,12 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	s.queues = map[outbox.QueueName]*memqueue.Queue{}
 	queues := map[outbox.QueueName]queue.Queue{}
 	for _, name := range []outbox.QueueName{outbox.CreateQueue, outbox.LifecycleQueue, outbox.NotifyQueue} {
-		q := memqueue.New(memqueue.Options{Name: string(name), VisibilityTimeout: visibility, MaxReceives: cfg.Container.MaxAttempts})
+		// Owners take turns: one owner's queued creates do not delay
+		// another's one by all of them (the create consumers receive only
+		// as many as they have slots, so the order received is the order
+		// carried out).
+		q := memqueue.New(memqueue.Options{Name: string(name), VisibilityTimeout: visibility, MaxReceives: cfg.Container.MaxAttempts,
+			FairBy: outbox.AttrOwner})
 		s.queues[name] = q
 		queues[name] = q
 	}
