@@ -82,6 +82,8 @@ func TestTemplateNotify(t *testing.T) {
 	want := map[string][]string{
 		"dynamodb:GetItem":            {"OutboxTable", "CountersTable"},
 		"dynamodb:UpdateItem":         {"OutboxTable"},
+		"dynamodb:PutItem":            {"CountersTable"},
+		"dynamodb:DeleteItem":         {"CountersTable"},
 		"sqs:ReceiveMessage":          {"NotifyQueue"},
 		"sqs:DeleteMessage":           {"NotifyQueue"},
 		"sqs:GetQueueAttributes":      {"NotifyQueue"},

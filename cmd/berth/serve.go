@@ -25,6 +25,7 @@ import (
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/monitor"
+	"github.com/berth-io/berth/internal/notify/webhook"
 	"github.com/berth-io/berth/internal/outbox"
 	"github.com/berth-io/berth/internal/queue"
 	"github.com/berth-io/berth/internal/queue/memqueue"
@@ -192,7 +193,12 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	s.queues = map[outbox.QueueName]*memqueue.Queue{}
 	queues := map[outbox.QueueName]queue.Queue{}
 	for _, name := range []outbox.QueueName{outbox.CreateQueue, outbox.LifecycleQueue, outbox.NotifyQueue} {
-		q := memqueue.New(memqueue.Options{Name: string(name), VisibilityTimeout: visibility, MaxReceives: cfg.Container.MaxAttempts})
+		// Owners take turns: one owner's queued creates do not delay
+		// another's one by all of them (the create consumers receive only
+		// as many as they have slots, so the order received is the order
+		// carried out).
+		q := memqueue.New(memqueue.Options{Name: string(name), VisibilityTimeout: visibility, MaxReceives: cfg.Container.MaxAttempts,
+			FairBy: outbox.AttrOwner})
 		s.queues[name] = q
 		queues[name] = q
 	}
@@ -221,6 +227,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	s.slots = worker.NewSlots(cfg.Container.CreateQueueMaxConcurrency)
 	wo := wiring.WorkerOptions(cfg, s.manager, st, s.runtimes, log, emf)
 	wo.CreateSlots = s.slots
+	wo.Webhooks = wiring.WebhookDeliverer(cfg, st, &webhook.LocalLimiter{})
 	if cfg.Webhooks.EventBus != "" {
 		awsCfg, err := wiring.AWSConfig(ctx, cfg.Store.Region)
 		if err != nil {
@@ -238,6 +245,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 		Manager: s.manager, Auth: auth, Logger: log, BodyLimit: cfg.Server.RequestBodyLimit,
 		WaitMax: cfg.Server.WaitMax, MaxWaiters: cfg.Server.MaxWaiters,
 		MaxWaitersPerCaller: cfg.Server.MaxWaitersPerCaller, Health: s.health,
+		MaxFollows: cfg.Server.MaxFollows, MaxFollowsPerCaller: cfg.Server.MaxFollowsPerCaller,
 		Logs: s.runtimes, Stats: s.runtimes, Console: console.OptionsFrom(cfg.Auth),
 	})
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.Server.Addr)

@@ -34,10 +34,11 @@ func newNotify(scope constructs.Construct, p Props, common map[string]*string, t
 		// What delivering needs, and nothing of a worker's: no runtime secret, no template
 		// secret, no ECR, no EKS.
 		statements: append([]awsiam.PolicyStatement{
-			// It marks the delivery's outbox item, and reads the subscriptions (the counters
-			// table's webhooks item).
+			// It marks the delivery's outbox item, reads the subscriptions (the counters
+			// table's webhooks item) and takes and gives back the leases bounding an
+			// owner's deliveries in flight there (webhook.StoreLimiter).
 			allow([]string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, tables.Table(dynamostore.TableOutbox).AttrArn()),
-			allow([]string{"dynamodb:GetItem"}, tables.Table(dynamostore.TableCounters).AttrArn()),
+			allow([]string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"}, tables.Table(dynamostore.TableCounters).AttrArn()),
 			// The mapping consumes with the function's role.
 			allow([]string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"}, q.QueueArn()),
 			// A failed attempt is re-sent as a fresh delayed message, so that retries spend

@@ -45,7 +45,7 @@ func TestNotify(t *testing.T) {
 	}
 	slices.Sort(actions)
 	actions = slices.Compact(actions)
-	want := []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "events:PutEvents", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
+	want := []string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "events:PutEvents", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
 		"sqs:GetQueueAttributes", "sqs:ReceiveMessage", "sqs:SendMessage"}
 	if !slices.Equal(actions, want) {
 		t.Errorf("notify role actions %v, want %v", actions, want)

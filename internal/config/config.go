@@ -66,6 +66,12 @@ type Container struct {
 	CreateQueueMaxConcurrency int `yaml:"create_queue_max_concurrency"`
 	// CreateQueueMaxPending bounds queued creations; beyond it a create is 429.
 	CreateQueueMaxPending int `yaml:"create_queue_max_pending"`
+	// CreateQueueMaxPendingPerOwner bounds one owner's share of
+	// CreateQueueMaxPending, so that another owner's create is still
+	// accepted while one floods; beyond it that owner's create is 429.
+	// 0 (the default) or a value not below CreateQueueMaxPending means
+	// the total: no share of its own.
+	CreateQueueMaxPendingPerOwner int `yaml:"create_queue_max_pending_per_owner"`
 
 	// CreateStartTimeout is how long a creation slot is held waiting for the
 	// container to become stable. Defaults to 5 minutes, the fixed value of
@@ -144,6 +150,16 @@ type Server struct {
 	// served at once (429 beyond), so that one caller's waits cannot make
 	// everyone else's 429. Defaults to DefaultMaxWaitersPerCaller.
 	MaxWaitersPerCaller int `yaml:"max_waiters_per_caller"`
+	// MaxFollows caps the GET /api/containers/{id}/logs?follow=true
+	// streams served at once (429 beyond): each holds a connection, a
+	// goroutine and a log stream of the runtime's (a descriptor here and
+	// one in dockerd) for as long as the container runs. Defaults to
+	// DefaultMaxFollows.
+	MaxFollows int `yaml:"max_follows"`
+	// MaxFollowsPerCaller caps the follows one caller (user) has served
+	// at once (429 beyond), so that one caller's follows cannot make
+	// everyone else's 429. Defaults to DefaultMaxFollowsPerCaller.
+	MaxFollowsPerCaller int `yaml:"max_follows_per_caller"`
 	// ReadHeaderTimeout is how long a client has to send a request's
 	// headers. Defaults to DefaultReadHeaderTimeout.
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
@@ -196,6 +212,14 @@ const (
 // eighth of DefaultMaxWaiters: a script waiting on many containers at once,
 // but never the whole server.
 const DefaultMaxWaitersPerCaller = 32
+
+// Defaults of server.max_follows and server.max_follows_per_caller: a
+// follow lasts as long as its container, so far fewer are needed at once
+// than waits; one caller watching a few containers at a time.
+const (
+	DefaultMaxFollows          = 256
+	DefaultMaxFollowsPerCaller = 16
+)
 
 // StoreBackend names a store implementation.
 type StoreBackend string
@@ -390,6 +414,8 @@ func defaults() *Config {
 			MaxHeaderBytes:    DefaultMaxHeaderBytes,
 			// One caller's share of MaxWaiters.
 			MaxWaitersPerCaller: DefaultMaxWaitersPerCaller,
+			MaxFollows:          DefaultMaxFollows,
+			MaxFollowsPerCaller: DefaultMaxFollowsPerCaller,
 		},
 		Store: Store{
 			Backend:     StoreBolt,

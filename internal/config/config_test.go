@@ -55,6 +55,7 @@ func TestDefaultsArePinned(t *testing.T) {
 		{"container.dag_node_cleanup_on_dag_finished", c.Container.DAGNodeCleanupOnDAGFinished, CleanupPolicy("delete")},
 		{"container.create_queue_max_concurrency", c.Container.CreateQueueMaxConcurrency, 3},
 		{"container.create_queue_max_pending", c.Container.CreateQueueMaxPending, 50},
+		{"container.create_queue_max_pending_per_owner", c.Container.CreateQueueMaxPendingPerOwner, 0},
 		// berth's.
 		{"container.create_start_timeout", c.Container.CreateStartTimeout, 5 * time.Minute},
 		{"container.max_attempts", c.Container.MaxAttempts, 5},

@@ -66,8 +66,11 @@ const (
 // instance change that asked for it. The dispatcher turns it into a queue
 // message; the worker marks it done.
 type OutboxItem struct {
-	ID              string      `json:"id"`
-	InstanceID      string      `json:"instance_id"`
+	ID         string `json:"id"`
+	InstanceID string `json:"instance_id"`
+	// Owner is the instance's owner (the store sets it): the create
+	// queue of `berth serve` takes creates round-robin across owners by it.
+	Owner           string      `json:"owner,omitempty"`
 	Op              Op          `json:"op"`
 	InstanceVersion int64       `json:"instance_version"`
 	RequestID       string      `json:"request_id,omitempty"`

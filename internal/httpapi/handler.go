@@ -57,6 +57,12 @@ type Options struct {
 	// has served at once, so that one caller cannot take all MaxWaiters;
 	// beyond it a wait is 429 with Retry-After. Zero or less: no cap.
 	MaxWaitersPerCaller int
+	// MaxFollows caps the logs follows (GET
+	// /api/containers/{id}/logs?follow=true, streamed) served at once, and
+	// MaxFollowsPerCaller one caller's: beyond either a follow is 429 with
+	// Retry-After. Each holds a connection, a goroutine and a runtime log
+	// stream for as long as its container runs. Zero or less: no cap.
+	MaxFollows, MaxFollowsPerCaller int
 	// Logs serves GET /api/containers/{id}/logs; nil answers it 501 (the
 	// api function on AWS, which holds no runtime client).
 	Logs LogSource
@@ -89,6 +95,8 @@ type handler struct {
 	retryAfter time.Duration
 	// waiters caps the GET /wait calls served at once.
 	waiters *waiterLimits
+	// follows caps the logs follows streamed at once.
+	follows *waiterLimits
 	mux     *http.ServeMux
 	// routes is every method and pattern registered, for Routes.
 	routes []Route
@@ -132,6 +140,7 @@ func New(o Options) http.Handler {
 		h.retryAfter = DefaultRetryAfter
 	}
 	h.waiters = newWaiterLimits(o.MaxWaiters, o.MaxWaitersPerCaller)
+	h.follows = newFollowLimits(o.MaxFollows, o.MaxFollowsPerCaller)
 	// One pattern per path, methods dispatched by hand, so that 404 and 405
 	// answer in problem+json like every other error.
 	h.route("/api/containers", map[string]apiFunc{"GET": h.listContainers, "POST": h.createContainer})

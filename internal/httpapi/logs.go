@@ -182,6 +182,11 @@ func (h *handler) containerLogs(w http.ResponseWriter, r *http.Request, c identi
 	}
 	polled := lq.opts.Follow && h.logsPolled
 	if lq.opts.Follow && !polled {
+		release, err := h.follows.acquire(c.User)
+		if err != nil {
+			return err
+		}
+		defer release()
 		return h.followLogs(w, r, inst, lq)
 	}
 	lq.opts.Follow = false

@@ -120,7 +120,7 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	case errors.As(err, &qe):
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
 		writeProblem(w, r, http.StatusTooManyRequests, "Too Many Requests", qe.Error(), func(p *Problem) { quotaProblem(p, qe, retry) })
-	case errors.Is(err, manager.ErrQueueFull), errors.Is(err, errTooManyWaiters):
+	case errors.Is(err, manager.ErrQueueFull), errors.Is(err, errTooManyWaiters), errors.Is(err, errTooManyFollows):
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
 		writeProblem(w, r, http.StatusTooManyRequests, "Too Many Requests", err.Error(), func(p *Problem) { p.RetryAfterSeconds = retry })
 	case errors.Is(err, manager.ErrWaitTimeout):

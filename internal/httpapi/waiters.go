@@ -1,24 +1,39 @@
 package httpapi
 
 import (
+	"errors"
 	"sync"
 )
 
-// waiterLimits caps the GET /wait calls served at once, in total and per
-// caller, so that one caller's waits cannot make everyone else's 429. The
-// zero value caps nothing.
+// waiterLimits caps the calls of one kind that hold a connection (GET
+// /wait, logs follows) served at once, in total and per caller, so that
+// one caller's calls cannot make everyone else's 429.
 type waiterLimits struct {
 	// total holds a token per wait being served (nil: no total cap).
 	total chan struct{}
 	// perCaller is the most one caller may hold at once (0: no cap).
 	perCaller int
 
+	// full and ownFull are the 429 errors of the total and the
+	// per-caller cap.
+	full, ownFull error
+
 	mu     sync.Mutex
-	counts map[string]int // waits in progress by caller (User)
+	counts map[string]int // calls in progress by caller (User)
 }
 
 func newWaiterLimits(total, perCaller int) *waiterLimits {
-	l := &waiterLimits{perCaller: max(perCaller, 0), counts: map[string]int{}}
+	return newLimits(total, perCaller, errTooManyWaiters, errTooManyOwnWaiters)
+}
+
+// newFollowLimits caps the logs follows (Options.MaxFollows,
+// MaxFollowsPerCaller).
+func newFollowLimits(total, perCaller int) *waiterLimits {
+	return newLimits(total, perCaller, errTooManyFollows, errTooManyOwnFollows)
+}
+
+func newLimits(total, perCaller int, full, ownFull error) *waiterLimits {
+	l := &waiterLimits{perCaller: max(perCaller, 0), counts: map[string]int{}, full: full, ownFull: ownFull}
 	if total > 0 {
 		l.total = make(chan struct{}, total)
 	}
@@ -32,14 +47,24 @@ var errTooManyOwnWaiters = fmtErr{
 	err: errTooManyWaiters,
 }
 
-// acquire takes a place for one wait of caller, or returns the 429 error
+// errTooManyFollows is a logs follow beyond Options.MaxFollows: a 429.
+var errTooManyFollows = errors.New("too many logs follows in progress; retry later, or read the logs without follow")
+
+// errTooManyOwnFollows is a logs follow beyond
+// Options.MaxFollowsPerCaller: a 429 saying whose follows are too many.
+var errTooManyOwnFollows = fmtErr{
+	msg: "too many of your logs follows in progress; end one, or read the logs without follow",
+	err: errTooManyFollows,
+}
+
+// acquire takes a place for one call of caller, or returns the 429 error
 // of the limit that is full. A place taken is given back by release.
 func (l *waiterLimits) acquire(caller string) (release func(), err error) {
 	if l.perCaller > 0 {
 		l.mu.Lock()
 		if l.counts[caller] >= l.perCaller {
 			l.mu.Unlock()
-			return nil, errTooManyOwnWaiters
+			return nil, l.ownFull
 		}
 		l.counts[caller]++
 		l.mu.Unlock()
@@ -59,7 +84,7 @@ func (l *waiterLimits) acquire(caller string) (release func(), err error) {
 		case l.total <- struct{}{}:
 		default:
 			own()
-			return nil, errTooManyWaiters
+			return nil, l.full
 		}
 	}
 	return func() {

@@ -132,7 +132,7 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 			InstanceID: id, Type: container.EventCreateRequested, To: fsm.Pending, At: now,
 			Message: fmt.Sprintf("create from template %q", tpl.Name), Actor: c.User,
 		},
-		MaxPending: m.maxPending,
+		MaxPending: m.maxPending, MaxPendingPerOwner: m.maxPerOwner,
 	}
 	if idem != nil {
 		p.Idempotency = &store.IdempotencyRecord{
@@ -150,6 +150,8 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 	switch {
 	case errors.Is(err, store.ErrTemplateChanged):
 		return CreateResult{}, err
+	case errors.Is(err, store.ErrOwnerQueueFull):
+		return CreateResult{}, fmt.Errorf("%d of your creates are already waiting (your share of %d): %w", m.maxPerOwner, m.maxPending, ErrQueueFull)
 	case errors.Is(err, store.ErrQueueFull):
 		return CreateResult{}, fmt.Errorf("%d creates are already waiting: %w", m.maxPending, ErrQueueFull)
 	case errors.Is(err, store.ErrDuplicateRequest):

@@ -36,6 +36,11 @@ type Options struct {
 	// Quotas are every owner's and team's limits without an override
 	// (config quotas.default); zero: no limit.
 	Quotas container.QuotaUse
+	// MaxPendingPerOwner is container.create_queue_max_pending_per_owner:
+	// one owner's unfinished creates beyond it are refused with
+	// ErrQueueFull while others' are still taken. Zero or not below
+	// MaxPending: no share of its own.
+	MaxPendingPerOwner int
 	// Runtimes are the runtime kinds templates may name (config
 	// container.allowed_runtimes).
 	Runtimes []string
@@ -91,6 +96,7 @@ type Manager struct {
 	store         store.Store
 	maxPending    int
 	quotas        container.QuotaUse
+	maxPerOwner   int
 	runtimes      []string
 	bindRoots     []string
 	workspaceRoot string
@@ -127,7 +133,7 @@ func New(o Options) *Manager {
 		}
 	}}
 	m := &Manager{
-		changes: ch, maxPending: o.MaxPending, quotas: o.Quotas, runtimes: o.Runtimes, bindRoots: o.BindRoots,
+		changes: ch, maxPending: o.MaxPending, quotas: o.Quotas, maxPerOwner: o.MaxPendingPerOwner, runtimes: o.Runtimes, bindRoots: o.BindRoots,
 		workspaceRoot: o.WorkspaceRoot, now: o.Clock, log: o.Logger, waitPoll: o.WaitPoll, metrics: o.Metrics,
 		groups: o.Groups, nodes: o.Nodes, nodesKnown: o.NodesKnown, webhooks: o.Webhooks, eventBus: o.EventBus,
 		lifetimes: o.Lifetimes,

@@ -22,6 +22,9 @@ const (
 	AttrInstanceID = "instance_id"
 	AttrRequestID  = "request_id"
 	AttrOutboxID   = "outbox_id"
+	// AttrOwner is the instance's owner: `berth serve`'s create queue
+	// takes creates round-robin across its values (memqueue FairBy).
+	AttrOwner = "owner"
 )
 
 // Metric names.

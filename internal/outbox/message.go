@@ -21,8 +21,10 @@ import (
 // Message is the body of a queue message: everything a worker needs to find
 // the work and to tell whether it still applies.
 type Message struct {
-	OutboxID        string       `json:"outbox_id"`
-	InstanceID      string       `json:"instance_id"`
+	OutboxID   string `json:"outbox_id"`
+	InstanceID string `json:"instance_id"`
+	// Owner is the instance's owner (AttrOwner on the queue message).
+	Owner           string       `json:"owner,omitempty"`
 	Op              container.Op `json:"op"`
 	InstanceVersion int64        `json:"instance_version"`
 	RequestID       string       `json:"request_id,omitempty"`
@@ -33,6 +35,10 @@ type Message struct {
 	// Unavailable is set on a message the worker sent again because the
 	// runtime could not be reached; nil on the dispatcher's messages.
 	Unavailable *Unavailable `json:"unavailable,omitempty"`
+	// Deferrals counts the times a delivery was put off because its
+	// subscription's owner had its share of deliveries in flight (the
+	// worker's defer.go): no attempt, no retry spent.
+	Deferrals int `json:"deferrals,omitempty"`
 }
 
 // Unavailable is what a message re-sent during a runtime outage carries, so
@@ -70,6 +76,7 @@ func (m Message) Outgoing(id string, delay time.Duration) (queue.Outgoing, error
 		ID: id, Body: body, Delay: delay,
 		Attributes: map[string]string{
 			AttrOp: string(m.Op), AttrInstanceID: m.InstanceID, AttrRequestID: m.RequestID, AttrOutboxID: m.OutboxID,
+			AttrOwner: m.Owner,
 		},
 	}, nil
 }
@@ -77,7 +84,7 @@ func (m Message) Outgoing(id string, delay time.Duration) (queue.Outgoing, error
 // FromItem builds the message for an outbox item.
 func FromItem(it container.OutboxItem) Message {
 	return Message{
-		OutboxID: it.ID, InstanceID: it.InstanceID, Op: it.Op, InstanceVersion: it.InstanceVersion,
+		OutboxID: it.ID, InstanceID: it.InstanceID, Owner: it.Owner, Op: it.Op, InstanceVersion: it.InstanceVersion,
 		RequestID: it.RequestID, TraceContext: it.TraceContext, CommittedAt: it.CreatedAt,
 	}
 }

@@ -72,6 +72,9 @@ func PrepareOutbox(ob container.OutboxItem, inst container.Instance, now time.Ti
 	if ob.State == "" {
 		ob.State = container.OutboxPending
 	}
+	if ob.Owner == "" {
+		ob.Owner = inst.Owner
+	}
 	if ob.CreatedAt.IsZero() {
 		ob.CreatedAt = now
 	}

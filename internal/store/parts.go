@@ -27,12 +27,16 @@ type CompleteOutbox struct{ ID string }
 // fail the write.
 type DispatchOutbox struct{ ID string }
 
-// Admission takes (Take) or releases a create admission slot. A take
-// bounded by Limit (> 0) fails the write with ErrQueueFull when Limit
-// creates are already in flight; a release never fails the write.
+// Admission takes (Take) or releases a create admission slot of Owner. A
+// take bounded by Limit (> 0) fails the write with ErrQueueFull when Limit
+// creates are already in flight, and one bounded by OwnerLimit (> 0) with
+// ErrOwnerQueueFull when OwnerLimit of Owner's are; a release never fails
+// the write.
 type Admission struct {
-	Take  bool
-	Limit int
+	Take       bool
+	Limit      int
+	Owner      string
+	OwnerLimit int
 }
 
 // SaveIdempotency stores Record with the write; the write fails with

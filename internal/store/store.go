@@ -23,6 +23,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
@@ -35,7 +36,10 @@ var (
 	ErrConflict      = errors.New("conflict: the item changed since it was read")
 	ErrAlreadyExists = errors.New("already exists")
 	ErrQueueFull     = errors.New("create queue full")
-	ErrUnavailable   = errors.New("store unavailable")
+	// ErrOwnerQueueFull: the owner already has MaxPendingPerOwner
+	// unfinished creates. It matches ErrQueueFull too.
+	ErrOwnerQueueFull = fmt.Errorf("%w: the owner's share is taken", ErrQueueFull)
+	ErrUnavailable    = errors.New("store unavailable")
 	// ErrInvalidCursor: a cursor this store did not hand out (or for
 	// another listing); the caller's mistake, never retried.
 	ErrInvalidCursor = errors.New("invalid cursor")
@@ -102,6 +106,7 @@ type Store interface {
 	DeliveryStore
 	DeploymentStore
 	QuotaStore
+	LeaseStore
 }
 
 // BindLedgerStore keeps the bind ledger (container.BindLedger): one
@@ -134,6 +139,10 @@ type CreateParams struct {
 	// MaxPending bounds unfinished creates (instances in pending or
 	// creating). Zero or less means no bound.
 	MaxPending int
+	// MaxPendingPerOwner bounds the unfinished creates of the instance's
+	// owner (ErrOwnerQueueFull beyond). Zero or less, or not below
+	// MaxPending, means no bound of its own.
+	MaxPendingPerOwner int
 	// Idempotency, if set, is stored in the same transaction; if its
 	// (Owner, Key) already has a live record the create fails with
 	// ErrDuplicateRequest and writes nothing.
@@ -244,7 +253,8 @@ type InstanceStore interface {
 	// CreateInstance writes the instance, its outbox item and its first
 	// event, and takes a create admission slot, all or nothing. It returns
 	// ErrQueueFull (nothing written) when MaxPending unfinished creates
-	// already exist, ErrAlreadyExists when the ID is taken.
+	// already exist (ErrOwnerQueueFull when MaxPendingPerOwner of the
+	// owner's do), ErrAlreadyExists when the ID is taken.
 	CreateInstance(ctx context.Context, p CreateParams) (container.Instance, error)
 
 	// Transition changes an instance's status (and optionally other fields)

@@ -32,7 +32,7 @@ func TestPlanTransitionOwnsItsFields(t *testing.T) {
 	if w.Event == nil || w.Event.Seq != 8 || w.Event.InstanceID != "i1" || !w.Event.At.Equal(now) {
 		t.Errorf("event = %+v", w.Event)
 	}
-	if len(w.Parts) != 1 || w.Parts[0] != (store.Admission{}) {
+	if len(w.Parts) != 1 || w.Parts[0] != (store.Admission{Owner: "alice"}) {
 		t.Errorf("leaving creating: parts = %#v, want one release", w.Parts)
 	}
 	if _, err := store.PlanTransition(store.TransitionParams{ID: "i1", ExpectVersion: 2, From: fsm.Creating, To: fsm.Running}, cur, now); !errors.Is(err, store.ErrConflict) {

@@ -226,20 +226,23 @@ func QueueName(urlOrARN string) string {
 // workspace root.
 func ManagerOptions(cfg *config.Config, st store.Store, logger *slog.Logger, emf *metrics.Emitter) manager.Options {
 	return manager.Options{
-		Store:         st,
-		MaxPending:    cfg.Container.CreateQueueMaxPending,
-		Quotas:        cfg.Quotas.Limits(),
-		Runtimes:      cfg.Container.AllowedRuntimes,
-		BindRoots:     cfg.HostPathRoots(),
-		WorkspaceRoot: cfg.Container.WorkspaceRoot,
-		Logger:        logger,
-		Metrics:       emf,
-		Groups:        manager.GroupPoliciesFrom(cfg.Container),
-		Nodes:         Nodes(cfg),
-		NodesKnown:    true,
-		Webhooks:      WebhookGuard(cfg),
-		EventBus:      cfg.Webhooks.EventBus != "",
-		Lifetimes:     manager.LifetimeDefaultsFrom(cfg.Container),
+		Store:      st,
+		MaxPending: cfg.Container.CreateQueueMaxPending,
+		Quotas:     cfg.Quotas.Limits(),
+		// Every function that creates gets it with the rest: the manager
+		// passes it to the store's admission rule.
+		MaxPendingPerOwner: cfg.Container.CreateQueueMaxPendingPerOwner,
+		Runtimes:           cfg.Container.AllowedRuntimes,
+		BindRoots:          cfg.HostPathRoots(),
+		WorkspaceRoot:      cfg.Container.WorkspaceRoot,
+		Logger:             logger,
+		Metrics:            emf,
+		Groups:             manager.GroupPoliciesFrom(cfg.Container),
+		Nodes:              Nodes(cfg),
+		NodesKnown:         true,
+		Webhooks:           WebhookGuard(cfg),
+		EventBus:           cfg.Webhooks.EventBus != "",
+		Lifetimes:          manager.LifetimeDefaultsFrom(cfg.Container),
 	}
 }
 
@@ -291,9 +294,18 @@ func WorkerOptions(cfg *config.Config, m *manager.Manager, st store.Store, rts *
 		CreateStartTimeout: cfg.Container.CreateStartTimeout, StopGrace: cfg.Container.StopGracePeriod,
 		MaxAttempts: cfg.Container.MaxAttempts, UnavailableRetryFor: cfg.Container.UnavailableRetryFor,
 		Metrics: emf, Logger: logger,
-		Webhooks:        &webhook.Deliverer{Subscriptions: st, Guard: WebhookGuard(cfg)},
+		Webhooks:        WebhookDeliverer(cfg, st, &webhook.StoreLimiter{Leases: st}),
 		DeliveryBackoff: worker.ExponentialBackoff(cfg.Webhooks.RetryBackoff, cfg.Webhooks.RetryBackoffMax),
 	}
+}
+
+// WebhookDeliverer is the webhook client of a worker: the subscriptions
+// read from st, the configuration's guard, and limit bounding each
+// subscription owner's deliveries in flight (a webhook.StoreLimiter shared
+// by every invocation of the notify function; `berth serve`, one process,
+// counts in memory with a webhook.LocalLimiter).
+func WebhookDeliverer(cfg *config.Config, st store.Store, limit webhook.Limiter) *webhook.Deliverer {
+	return &webhook.Deliverer{Subscriptions: st, Guard: WebhookGuard(cfg), Limiter: limit}
 }
 
 // ReconcileOptions are the reconciler's options from the configuration:

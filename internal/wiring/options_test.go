@@ -18,6 +18,7 @@ import (
 func TestOptionsCarryTheConfig(t *testing.T) {
 	cfg := config.Default()
 	cfg.Container.CreateQueueMaxPending = 7
+	cfg.Container.CreateQueueMaxPendingPerOwner = 3
 	cfg.Container.OrphanGrace = 42 * time.Second
 	cfg.Container.OutboxSweepAfter = 9 * time.Second
 	cfg.Container.CreateStartTimeout = 2 * time.Minute
@@ -28,7 +29,7 @@ func TestOptionsCarryTheConfig(t *testing.T) {
 		{Name: "h2", AllowedBindRoots: []string{"/srv/data"}},
 	}
 	mo := ManagerOptions(cfg, nil, nil, nil)
-	if mo.MaxPending != 7 || !slices.Equal(mo.BindRoots, []string{"/srv/data", "/srv/cache"}) ||
+	if mo.MaxPending != 7 || mo.MaxPendingPerOwner != 3 || !slices.Equal(mo.BindRoots, []string{"/srv/data", "/srv/cache"}) ||
 		mo.WorkspaceRoot != cfg.Container.WorkspaceRoot || !slices.Equal(mo.Runtimes, cfg.Container.AllowedRuntimes) {
 		t.Errorf("ManagerOptions = %+v", mo)
 	}

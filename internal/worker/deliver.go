@@ -11,8 +11,11 @@ import (
 
 // Deliverer makes one attempt at a webhook delivery (a container.OpDeliver
 // outbox item): nil when the receiver took it; an error matching
-// store.ErrNotFound when its subscription is gone; any other error is a
-// failed attempt, retried. webhook.Deliverer is one.
+// store.ErrNotFound when its subscription is gone; an error with a
+// Deferred() bool method answering true when it was not attempted because
+// its subscription's owner has its share of deliveries in flight (put off,
+// spending no retry: defer.go); any other error is a failed attempt,
+// retried. webhook.Deliverer is one.
 type Deliverer interface {
 	Deliver(ctx context.Context, item container.OutboxItem) error
 }
@@ -43,6 +46,8 @@ func (w *Worker) deliver(ctx context.Context, j *Job) error {
 		// this line (finish logs every operation's end besides).
 		j.Log.InfoContext(ctx, "webhook delivered")
 		return nil
+	case isDeferred(err):
+		return errDeferred{err}
 	case errors.Is(err, store.ErrNotFound):
 		j.Log.InfoContext(ctx, "webhook subscription gone; delivery dropped")
 		return stale("subscription gone")

@@ -22,9 +22,12 @@ func (w *Worker) waiting(next Handler) Handler {
 	return func(ctx context.Context, j *Job) error {
 		err := next(ctx, j)
 		var rcv errReceiver
+		var busy errDeferred
 		switch {
 		case decided(err):
 			return err
+		case errors.As(err, &busy):
+			return Settle(w.deferDelivery(ctx, j, busy.error))
 		case errors.As(err, &rcv):
 			return Settle(w.waitForReceiver(ctx, j, rcv.error))
 		case runtime.IsUnavailable(err):

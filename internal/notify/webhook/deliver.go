@@ -95,6 +95,10 @@ type Deliverer struct {
 	Client *http.Client
 	// Clock defaults to time.Now.
 	Clock func() time.Time
+	// Limiter, when set, bounds each subscription owner's deliveries in
+	// flight: a delivery over its owner's share is not attempted and
+	// answers a *BusyError.
+	Limiter Limiter
 }
 
 // Body returns the payload of a delivery item, as JSON.
@@ -114,8 +118,9 @@ func Body(item container.OutboxItem, at time.Time) ([]byte, error) {
 
 // Deliver makes one attempt at a delivery: nil when the receiver answered
 // 2xx; an error wrapping the subscription store's not-found error when the
-// subscription is gone (nothing to deliver to); any other error is a
-// failed attempt (refused address, connection, timeout, redirect, non-2xx).
+// subscription is gone (nothing to deliver to); a *BusyError when its
+// owner has its share in flight (Limiter; nothing attempted); any other
+// error is a failed attempt (refused address, connection, timeout, redirect, non-2xx).
 // The webhook-id is the item's id, the same on every attempt.
 func (d *Deliverer) Deliver(ctx context.Context, item container.OutboxItem) error {
 	if item.Delivery == nil {
@@ -125,6 +130,11 @@ func (d *Deliverer) Deliver(ctx context.Context, item container.OutboxItem) erro
 	if err != nil {
 		return fmt.Errorf("webhook %s: %w", item.Delivery.WebhookID, err)
 	}
+	release, err := d.slot(ctx, sub, item.ID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	// Checked again now: the name may resolve elsewhere since the
 	// subscription, or the deployment's allowed networks may have changed.
 	if err := d.Guard.CheckURL(ctx, sub.URL); err != nil {
@@ -169,4 +179,21 @@ func (d *Deliverer) Deliver(ctx context.Context, item container.OutboxItem) erro
 		return fmt.Errorf("POST %s: %w", sub.URL, &StatusError{Code: resp.StatusCode})
 	}
 	return nil
+}
+
+// slot takes a delivery slot of sub's owner for the delivery holder
+// (Limiter): the function giving it back, or a *BusyError when the
+// owner's are all held.
+func (d *Deliverer) slot(ctx context.Context, sub container.Webhook, holder string) (func(), error) {
+	if d.Limiter == nil {
+		return func() {}, nil
+	}
+	release, ok, err := d.Limiter.Acquire(ctx, sub.Owner, holder)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("webhook %s: delivery slot of %s: %w", sub.ID, sub.Owner, err)
+	case !ok:
+		return nil, &BusyError{Owner: sub.Owner}
+	}
+	return release, nil
 }

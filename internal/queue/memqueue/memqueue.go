@@ -64,6 +64,13 @@ type Options struct {
 	// takes them even beyond its capacity: nothing is dropped. If nil while
 	// MaxReceives is set, New makes one (see DeadLetter()).
 	DeadLetter *Queue
+	// FairBy, when set, names a message attribute (outbox.AttrOwner)
+	// whose values share the receivers: a receive takes the oldest ready
+	// message of the value with the fewest in flight, the least recently
+	// served among equals (round-robin), so one value's many messages do
+	// not delay another's one by all of them. Empty: in order, oldest
+	// first.
+	FairBy string
 }
 
 // Stats is a snapshot of a queue's contents.
@@ -98,14 +105,18 @@ type Queue struct {
 	visibility  time.Duration
 	maxReceives int
 	dlq         *Queue
+	fairBy      string
 
 	mu        sync.Mutex
 	closed    bool
 	msgs      map[string]*message // every message held, by id
 	ready     []*message          // visible, oldest first
 	invisible invisibleHeap       // in flight or delayed, earliest visibleAt first
-	timer     *time.Timer         // fires at invisible[0].visibleAt
-	timerAt   time.Time
+	// served is when (in takes, turns) each FairBy value was last served.
+	served  map[string]uint64
+	turns   uint64
+	timer   *time.Timer // fires at invisible[0].visibleAt
+	timerAt time.Time
 	// wake is closed (and replaced) whenever messages become visible or the
 	// queue closes, waking every waiting Receive.
 	wake chan struct{}
@@ -121,6 +132,8 @@ func New(opts Options) *Queue {
 		visibility:  opts.VisibilityTimeout,
 		maxReceives: opts.MaxReceives,
 		dlq:         opts.DeadLetter,
+		fairBy:      opts.FairBy,
+		served:      map[string]uint64{},
 		msgs:        map[string]*message{},
 		wake:        make(chan struct{}),
 	}
@@ -280,6 +293,9 @@ func (q *Queue) takeLocked(max int) []queue.Delivery {
 	n := min(max, len(q.ready))
 	now := time.Now()
 	out := make([]queue.Delivery, 0, n)
+	if q.fairBy != "" {
+		q.fairOrderLocked(n)
+	}
 	for _, m := range q.ready[:n] {
 		m.receiveCount++
 		m.receipt++
@@ -513,4 +529,38 @@ func (h *invisibleHeap) Pop() any {
 	m.index = -1
 	*h = old[:len(old)-1]
 	return m
+}
+
+// fairOrderLocked moves to the front of ready the n messages a fair
+// receive takes, one at a time: the oldest ready message of the FairBy
+// value with the fewest messages in flight, and among those the value
+// served least recently (a value never served first). So an owner whose
+// creates hold the workers yields the next free one to an owner with none
+// (max-min fairness), and owners alike take turns. Each pass is linear in
+// the messages held.
+func (q *Queue) fairOrderLocked(n int) {
+	busy := map[string]int{}
+	for _, m := range q.invisible {
+		if m.inFlight {
+			busy[m.attrs[q.fairBy]]++
+		}
+	}
+	before := func(a, b string) bool {
+		return busy[a] < busy[b] || busy[a] == busy[b] && q.served[a] < q.served[b]
+	}
+	for i := range n {
+		best := i
+		for j := i + 1; j < len(q.ready); j++ {
+			if before(q.ready[j].attrs[q.fairBy], q.ready[best].attrs[q.fairBy]) {
+				best = j
+			}
+		}
+		m := q.ready[best]
+		copy(q.ready[i+1:best+1], q.ready[i:best])
+		q.ready[i] = m
+		q.turns++
+		key := m.attrs[q.fairBy]
+		q.served[key] = q.turns
+		busy[key]++
+	}
 }

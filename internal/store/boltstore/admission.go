@@ -43,3 +43,22 @@ func (s *Store) RepairAdmission(ctx context.Context) (before, after int, err err
 	}
 	return before, after, nil
 }
+
+// ownerCreates counts owner's instances in pending and creating, up to
+// limit, from the owner and status index: exact in the create's own
+// transaction (bbolt's are serializable), so bolt keeps no per-owner
+// counter. This create's own instance is saved after its parts.
+func ownerCreates(tx *bolt.Tx, owner string, limit int) int {
+	n := 0
+	c := tx.Bucket(bucketOwnerStatus).Cursor()
+	for _, st := range fsm.All {
+		if !st.HoldsCreateSlot() {
+			continue
+		}
+		prefix := joinKey(owner, string(prefixKey(string(st))))
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && n < limit; k, _ = c.Next() {
+			n++
+		}
+	}
+	return n
+}

@@ -41,6 +41,11 @@ func applyAdmission(tx *bolt.Tx, a store.Admission) error {
 			return fmt.Errorf("%d of %d creates in flight: %w", n, a.Limit, store.ErrQueueFull)
 		}
 	}
+	if a.OwnerLimit > 0 {
+		if n := ownerCreates(tx, a.Owner, a.OwnerLimit); n >= a.OwnerLimit {
+			return fmt.Errorf("%d of %q's creates in flight (its share: %d): %w", n, a.Owner, a.OwnerLimit, store.ErrOwnerQueueFull)
+		}
+	}
 	return addAdmission(tx, 1)
 }
 

@@ -24,7 +24,14 @@ type slotChoice struct {
 func (s *Store) applyAdmission(x *txWrite, a store.Admission, c *commitState) {
 	if !a.Take {
 		x.t.update(roleCounter, s.counters, counterKey(s.slotShard(x.prior)), admissionAdd(-1))
+		if _, ok := x.prior[AttrOwnerSlot]; ok {
+			x.t.update(roleOwnerSlot, s.counters, docKey(ownerCounterName(a.Owner)), admissionAdd(-1))
+		}
 		return
+	}
+	if a.OwnerLimit > 0 {
+		x.instAV[AttrOwnerSlot] = numAV(1)
+		x.t.update(roleOwnerSlot, s.counters, docKey(ownerCounterName(a.Owner)), admissionTake(a.OwnerLimit))
 	}
 	if c.slot == nil {
 		caps := shardCaps(s.admissionShards, a.Limit)
@@ -56,3 +63,15 @@ func (s *Store) otherShard(ctx context.Context, op, id string, c *commitState) (
 	sl.shard, sl.room = sl.room[0], sl.room[1:]
 	return true, nil
 }
+
+// AttrOwnerSlot marks an instance that took a slot of its owner's share
+// (store.Admission.OwnerLimit) on its owner's counter, so that its release
+// gives that slot back; an instance created without a share of its own
+// has none, and its release leaves the owner's counter alone.
+const AttrOwnerSlot = "owner_slot"
+
+// ownerCounterName is the counters item counting owner's creates in
+// flight that took a slot of its share. One item per owner: the share
+// bounds one owner's rate anyway, and the total's shards keep every other
+// owner's creates off it.
+func ownerCounterName(owner string) string { return admissionCounter + "-owner#" + owner }

@@ -131,8 +131,10 @@ func (s *Store) buildInstance(x *txWrite) error {
 	}
 	cond := notExists(AttrID)
 	if w.Kind == store.WriteTransition {
-		if sh, ok := x.prior[AttrAdmissionShard]; ok {
-			x.instAV[AttrAdmissionShard] = sh
+		for _, a := range []string{AttrAdmissionShard, AttrOwnerSlot} {
+			if v, ok := x.prior[a]; ok {
+				x.instAV[a] = v
+			}
 		}
 		cond = instanceUnchanged(w.Prior, true)
 	}

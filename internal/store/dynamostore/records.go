@@ -246,6 +246,7 @@ func (it eventItem) event() (container.Event, error) {
 type outboxItem struct {
 	ID              string `dynamodbav:"id"`
 	InstanceID      string `dynamodbav:"instance_id"`
+	Owner           string `dynamodbav:"owner,omitempty"`
 	Op              string `dynamodbav:"op"`
 	InstanceVersion int64  `dynamodbav:"instance_version"`
 	RequestID       string `dynamodbav:"request_id,omitempty"`
@@ -270,7 +271,7 @@ func createdKey(createdAt time.Time, id string) string { return fmtTime(createdA
 
 func marshalOutbox(o container.OutboxItem) (map[string]types.AttributeValue, error) {
 	it := outboxItem{
-		ID: o.ID, InstanceID: o.InstanceID, Op: string(o.Op), InstanceVersion: o.InstanceVersion,
+		ID: o.ID, InstanceID: o.InstanceID, Owner: o.Owner, Op: string(o.Op), InstanceVersion: o.InstanceVersion,
 		RequestID: o.RequestID, TraceContext: o.TraceContext, State: string(o.State), Attempts: o.Attempts,
 		LastError: o.LastError, CreatedAt: fmtTime(o.CreatedAt), UpdatedAt: fmtTime(o.UpdatedAt),
 		DispatchedAt: fmtTimePtr(o.DispatchedAt), CreatedKey: createdKey(o.CreatedAt, o.ID),
@@ -309,7 +310,7 @@ func unmarshalOutbox(av map[string]types.AttributeValue) (container.OutboxItem, 
 		return container.OutboxItem{}, fmt.Errorf("decode outbox item: %w", err)
 	}
 	o := container.OutboxItem{
-		ID: it.ID, InstanceID: it.InstanceID, Op: container.Op(it.Op), InstanceVersion: it.InstanceVersion,
+		ID: it.ID, InstanceID: it.InstanceID, Owner: it.Owner, Op: container.Op(it.Op), InstanceVersion: it.InstanceVersion,
 		RequestID: it.RequestID, TraceContext: it.TraceContext, State: container.OutboxState(it.State),
 		Attempts: it.Attempts, LastError: it.LastError,
 	}

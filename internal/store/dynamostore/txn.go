@@ -25,6 +25,7 @@ const (
 	roleEvent       = "event"
 	roleMarker      = "marker"
 	roleCounter     = "counter"
+	roleOwnerSlot   = "owner-counter"
 	roleIdempotency = "idempotency"
 	roleComplete    = "complete-outbox"
 	roleDispatch    = "dispatch-outbox"

@@ -123,6 +123,8 @@ func (s *Store) judge(ctx context.Context, op string, x *txWrite, out *outcome, 
 		return false, failWith(store.ErrTemplateChanged, op, s.templates, x.keys[roleTemplate])
 	case out.failed[roleLedger]:
 		return false, failWith(store.ErrBindLedgerChanged, op, s.counters, bindLedgerName)
+	case out.failed[roleOwnerSlot]:
+		return false, failWith(store.ErrOwnerQueueFull, op, s.counters, ownerCounterName(x.w.Instance.Owner))
 	case out.failed[roleQuota(store.QuotaSubject{Kind: store.QuotaUser})] || out.failed[roleQuota(store.QuotaSubject{Kind: store.QuotaTeam})]:
 		// Refused, or the use had room again by the time it was read.
 		return true, s.quotaRefused(ctx, op, x, out)
