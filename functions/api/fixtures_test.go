@@ -274,6 +274,7 @@ var scenario = []step{
 	{fixture: "list", want: 200},
 	{fixture: "start", want: 409},  // pending: nothing to start yet
 	{fixture: "delete", want: 404}, // as someone else: see scenarioAsOther
+	{fixture: "extend", want: 409}, // the fixture's template sets no lifetime
 	{fixture: "stop", want: 202, before: []fsm.Status{fsm.Creating, fsm.Running}},
 	{fixture: "stop", want: 200}, // already stop_pending: nothing new
 	{fixture: "start", want: 202, before: []fsm.Status{fsm.Stopping, fsm.Stopped}},
