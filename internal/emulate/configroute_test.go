@@ -34,6 +34,7 @@ const routeDoc = `container:
   dag_node_cleanup_on_dag_finished: stop
   create_queue_max_concurrency: 7
   create_queue_max_pending: 17
+  create_queue_max_pending_per_owner: 5
   create_start_timeout: 2m
   max_attempts: 9
   unavailable_retry_for: 3h
@@ -55,6 +56,8 @@ server:
   metrics: stdout
   max_waiters: 100
   max_waiters_per_caller: 10
+  max_follows: 40
+  max_follows_per_caller: 6
   read_header_timeout: 5s
   read_timeout: 21s
   write_timeout: 50s

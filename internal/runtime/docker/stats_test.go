@@ -21,9 +21,9 @@ import (
 func TestStatsMeasuresUsage(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
-	ctx := testenv.Context(t, 2*time.Minute)
 
 	t.Run("BusyCore", func(t *testing.T) {
+		ctx := testenv.Context(t, 2*time.Minute)
 		inst := e.instance("while :; do :; done")
 		inst.Spec.Resources.CPU = "2"
 		ref := e.createStart(t, inst)
@@ -49,8 +49,13 @@ func TestStatsMeasuresUsage(t *testing.T) {
 	})
 
 	t.Run("HoldsMemory", func(t *testing.T) {
+		// The shell grows its buffer as it reads: on a loaded machine the
+		// 64 MiB take a while to be held.
+		ctx := testenv.Context(t, 4*time.Minute)
 		const held = 64 << 20
-		inst := e.instance(fmt.Sprintf("x=$(head -c %d /dev/zero | tr '\\0' a); echo held; sleep 3600", held))
+		// The loop keeps the shell, and x with it: a last simple command
+		// (sleep) would be exec'd in its place and the memory freed.
+		inst := e.instance(fmt.Sprintf("x=$(head -c %d /dev/zero | tr '\\000' a); echo held; while :; do sleep 3600; done", held))
 		inst.Spec.Resources.Memory = "256Mi"
 		ref := e.createStart(t, inst)
 		var s runtime.Stats
@@ -73,6 +78,7 @@ func TestStatsMeasuresUsage(t *testing.T) {
 	})
 
 	t.Run("NotRunning", func(t *testing.T) {
+		ctx := testenv.Context(t, 2*time.Minute)
 		ref := e.createStart(t, e.instance("exit 0"))
 		for {
 			st, err := e.Inspect(ctx, ref)
