@@ -66,10 +66,10 @@ type Options struct {
 	DeadLetter *Queue
 	// FairBy, when set, names a message attribute (outbox.AttrOwner)
 	// whose values share the receivers: a receive takes the oldest ready
-	// message of the value with the fewest in flight, the least recently
-	// served among equals (round-robin), so one value's many messages do
-	// not delay another's one by all of them. Empty: in order, oldest
-	// first.
+	// message of the value with the fewest messages outstanding (ready or
+	// in flight), the least recently served among equals (round-robin), so
+	// one value's many messages do not delay another's few by all of them.
+	// Empty: in order, oldest first.
 	FairBy string
 }
 
@@ -533,20 +533,25 @@ func (h *invisibleHeap) Pop() any {
 
 // fairOrderLocked moves to the front of ready the n messages a fair
 // receive takes, one at a time: the oldest ready message of the FairBy
-// value with the fewest messages in flight, and among those the value
-// served least recently (a value never served first). So an owner whose
-// creates hold the workers yields the next free one to an owner with none
-// (max-min fairness), and owners alike take turns. Each pass is linear in
-// the messages held.
+// value with the fewest messages outstanding (ready and in flight), and
+// among those the value served least recently (a value never served
+// first). So an owner with a few creates is served before one with many,
+// whose backlog would otherwise make them wait a turn each (shortest
+// backlog first: an owner with many waits only for the others' backlogs,
+// which the per-owner pending share bounds), and owners alike take turns.
+// Each pass is linear in the messages held.
 func (q *Queue) fairOrderLocked(n int) {
-	busy := map[string]int{}
+	outstanding := map[string]int{}
 	for _, m := range q.invisible {
 		if m.inFlight {
-			busy[m.attrs[q.fairBy]]++
+			outstanding[m.attrs[q.fairBy]]++
 		}
 	}
+	for _, m := range q.ready {
+		outstanding[m.attrs[q.fairBy]]++
+	}
 	before := func(a, b string) bool {
-		return busy[a] < busy[b] || busy[a] == busy[b] && q.served[a] < q.served[b]
+		return outstanding[a] < outstanding[b] || outstanding[a] == outstanding[b] && q.served[a] < q.served[b]
 	}
 	for i := range n {
 		best := i
@@ -559,8 +564,7 @@ func (q *Queue) fairOrderLocked(n int) {
 		copy(q.ready[i+1:best+1], q.ready[i:best])
 		q.ready[i] = m
 		q.turns++
-		key := m.attrs[q.fairBy]
-		q.served[key] = q.turns
-		busy[key]++
+		// Taken now, it stays outstanding (in flight) for this pass.
+		q.served[m.attrs[q.fairBy]] = q.turns
 	}
 }
