@@ -2,12 +2,6 @@ package dynamostore
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strconv"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/berth-io/berth/internal/store"
 )
@@ -26,35 +20,8 @@ func (s *Store) quotaOverrides(ctx context.Context, op string) (store.QuotaOverr
 // changeQuotaOverrides applies change to the set as read and writes it
 // conditioned on the version read, reading again after a lost race.
 func (s *Store) changeQuotaOverrides(ctx context.Context, op string, change func(*store.QuotaOverrideSet) error) error {
-	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
-		set, err := s.quotaOverrides(ctx, op)
-		if err != nil {
-			return err
-		}
-		expect := set.Version
-		if err := change(&set); err != nil {
-			return fmt.Errorf("dynamostore: %s: %w", op, err)
-		}
-		set.Version = expect + 1
-		item, cond, err := docPut(quotaOverridesName, set, set.Version)
-		if err != nil {
-			return fmt.Errorf("dynamostore: %s: %w", op, err)
-		}
-		_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: aws.String(s.counters), Item: item, ConditionExpression: cond.conditionOrNil(),
-			ExpressionAttributeNames: cond.namesOrNil(), ExpressionAttributeValues: cond.valuesOrNil(),
-		})
-		switch {
-		case err == nil:
-			return nil
-		case !isConditionFailed(err):
-			return fail(op, s.counters, quotaOverridesName, err)
-		}
-		if err := pause(ctx, attempt, errors.New("quota overrides changed at version "+strconv.FormatInt(expect, 10))); err != nil {
-			return err
-		}
-	}
-	return errContention(op, s.counters, quotaOverridesName, s.maxAttempts, errors.New("conditional check failed"))
+	return changeDoc(ctx, s, op, quotaOverridesName, "quota overrides",
+		func(set *store.QuotaOverrideSet) *int64 { return &set.Version }, change)
 }
 
 // PutQuotaOverride creates or replaces o.Subject's override.

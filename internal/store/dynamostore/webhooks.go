@@ -2,12 +2,7 @@ package dynamostore
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/store"
@@ -31,36 +26,13 @@ func (s *Store) webhookSet(ctx context.Context, op string) (container.WebhookSet
 // changeWebhooks applies change to the set as read and writes the result
 // conditioned on the version read, reading again after a lost race.
 func (s *Store) changeWebhooks(ctx context.Context, op string, change func(container.WebhookSet) (container.WebhookSet, error)) error {
-	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
-		set, err := s.webhookSet(ctx, op)
-		if err != nil {
+	return changeDoc(ctx, s, op, webhooksName, "webhooks",
+		func(set *container.WebhookSet) *int64 { return &set.Version },
+		func(set *container.WebhookSet) error {
+			next, err := change(*set)
+			*set = next
 			return err
-		}
-		expect := set.Version
-		next, err := change(set)
-		if err != nil {
-			return fmt.Errorf("dynamostore: %s: %w", op, err)
-		}
-		next.Version = expect + 1
-		item, cond, err := docPut(webhooksName, next, next.Version)
-		if err != nil {
-			return fmt.Errorf("dynamostore: %s: %w", op, err)
-		}
-		_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: aws.String(s.counters), Item: item, ConditionExpression: cond.conditionOrNil(),
-			ExpressionAttributeNames: cond.namesOrNil(), ExpressionAttributeValues: cond.valuesOrNil(),
 		})
-		switch {
-		case err == nil:
-			return nil
-		case !isConditionFailed(err):
-			return fail(op, s.counters, webhooksName, err)
-		}
-		if err := pause(ctx, attempt, errors.New("webhooks changed at version "+strconv.FormatInt(expect, 10))); err != nil {
-			return err
-		}
-	}
-	return errContention(op, s.counters, webhooksName, s.maxAttempts, errors.New("conditional check failed"))
 }
 
 // PutWebhook adds a subscription.
