@@ -104,9 +104,9 @@ func logsFixture(t *testing.T) (*dynamostore.Store, *docker.Runtime, *runtime.Re
 	return st, rt, res, put
 }
 
-// runToEnd creates inst's container on the engine, starts it and returns
-// once it has ended; it is deleted when the test ends.
-func runToEnd(t *testing.T, rt *docker.Runtime, res *runtime.Resolver, inst container.Instance) {
+// started creates inst's container on the engine and starts it; it is
+// deleted when the test ends.
+func started(t *testing.T, rt *docker.Runtime, inst container.Instance) {
 	t.Helper()
 	ctx := context.Background()
 	ref, err := rt.Create(ctx, inst)
@@ -117,6 +117,14 @@ func runToEnd(t *testing.T, rt *docker.Runtime, res *runtime.Resolver, inst cont
 	if err := rt.Start(ctx, ref); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// runToEnd starts inst's container (started) and returns once it has
+// ended.
+func runToEnd(t *testing.T, rt *docker.Runtime, res *runtime.Resolver, inst container.Instance) {
+	t.Helper()
+	ctx := context.Background()
+	started(t, rt, inst)
 	// A follow ends when the container does: the signal that all is printed.
 	if err := res.Logs(ctx, inst, runtime.LogOptions{Follow: true}, func(runtime.LogLine) error { return nil }); err != nil {
 		t.Fatal(err)

@@ -24,15 +24,9 @@ func TestStatsFunction(t *testing.T) {
 	ctx := context.Background()
 	st, rt, res, put := logsFixture(t)
 	inst := put("sleep 3600")
-	ref, err := rt.Create(ctx, inst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Delete(context.Background(), ref) })
-	if err := rt.Start(ctx, ref); err != nil {
-		t.Fatal(err)
-	}
+	started(t, rt, inst)
 	running := inst
+	var err error
 	for _, to := range []fsm.Status{fsm.Creating, fsm.Running} {
 		if running, err = st.Transition(ctx, store.TransitionParams{ID: running.ID, ExpectVersion: running.Version,
 			From: running.Status, To: to, Event: &container.Event{Type: "Test", From: running.Status, To: to}}); err != nil {
