@@ -4,12 +4,16 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/berth-io/berth/internal/config"
 	berth "github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/runtime"
 )
 
 func specInstance() berth.Instance {
@@ -177,5 +181,42 @@ func TestStateOfWaitingReasons(t *testing.T) {
 	evicted := corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "low on memory"}}
 	if st := stateOf(cl, &evicted); st.Phase != "exited" || st.ExitCode != nil || st.Error != "Evicted: low on memory" {
 		t.Errorf("evicted: %+v", st)
+	}
+}
+
+// TestPodEventsOfAPodMadeAgain: a watch break can fold a stop's delete and
+// the next start's create into one informer update of the same key. The
+// new run started within the second of the old one (the API's precision),
+// so only its UID tells it apart; it must still be reported as started.
+func TestPodEventsOfAPodMadeAgain(t *testing.T) {
+	cl := &cluster{cfg: config.KubernetesCluster{Name: "k1"}}
+	at := metav1.NewTime(time.Date(2026, 12, 4, 22, 49, 58, 0, time.UTC))
+	running := func(uid string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "berth-x", UID: types.UID(uid), Labels: map[string]string{runtime.LabelInstanceID: "01X"}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+				Name: containerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}},
+			}}},
+		}
+	}
+	tests := []struct {
+		name     string
+		old, pod *corev1.Pod
+		want     []runtime.EventKind
+	}{
+		{"first seen", nil, running("a"), []runtime.EventKind{runtime.EventStarted}},
+		{"resync of the same run", running("a"), running("a"), nil},
+		{"made again within the second", running("a"), running("b"), []runtime.EventKind{runtime.EventStarted}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []runtime.EventKind
+			for _, ev := range podEvents(cl, tt.old, tt.pod) {
+				got = append(got, ev.Kind)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("events %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

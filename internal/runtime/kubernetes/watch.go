@@ -90,14 +90,19 @@ func (r *Runtime) watchCluster(ctx context.Context, cl *cluster, out chan<- runt
 
 // podEvents are the lifecycle events between two states of a Pod (old is
 // nil for a Pod first seen): started when its container began running,
-// then oom and exited when it ended.
+// then oom and exited when it ended. An old Pod of another UID is another
+// run under the same name (a stop deletes the Pod, a start makes it again):
+// when a watch break folds the delete and the create into one update of the
+// informer's key, the new Pod is compared with nothing, as a Pod first seen,
+// because start times have the API's one-second precision and a start
+// within the second of the last one would otherwise look like no change.
 func podEvents(cl *cluster, old, pod *corev1.Pod) []runtime.Event {
 	id := pod.Labels[runtime.LabelInstanceID]
 	if id == "" {
 		return nil
 	}
 	was, now := stateOf(cl, &corev1.Pod{}), stateOf(cl, pod)
-	if old != nil {
+	if old != nil && old.UID == pod.UID {
 		was = stateOf(cl, old)
 	}
 	base := runtime.Event{InstanceID: id, Node: now.Node, RuntimeID: now.RuntimeID}
