@@ -143,8 +143,8 @@ func TestServeChaos(t *testing.T) {
 			lostCount++
 		}
 	}
-	logs := e.logs.String()
 	e.stop()
+	logs := e.allLogs.String()
 	admission, holding := admissionAfter(t, e)
 	if admission != holding {
 		t.Errorf("admission counter %d, but %d instances are pending or creating", admission, holding)
@@ -155,7 +155,9 @@ func TestServeChaos(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("last server log:\n%s", tail(logs, 6000))
-		checked.LogHistories(t.Logf, checked.Suspects, 12)
+		suspects := checked.SuspectsWith(settled.Problems)
+		checked.LogHistories(t.Logf, suspects, 12)
+		chaosload.LogLinesOf(t.Logf, logs, suspects, 6, 40)
 	}
 	killed, removed := run.TamperedCounts()
 	t.Logf("chaos figures: seed %d; %d operations by %d users, %d requests (%v); %d server kills; %d containers killed, %d removed; "+

@@ -61,11 +61,14 @@ type serveEnv struct {
 	engine  *docker.Runtime
 	kube    *kubernetes.Runtime // with serveOptions.kubernetes
 	// hc checks every API exchange against docs/openapi.yaml.
-	hc     *http.Client
-	proc   *exec.Cmd
-	logs   *testenv.SyncBuffer
-	out    *testenv.SyncBuffer // stdout: the start-up summary
-	exited chan struct{}
+	hc   *http.Client
+	proc *exec.Cmd
+	logs *testenv.SyncBuffer // this run's stderr
+	// allLogs is every run's stderr, for a test that kills and restarts
+	// the server and must show what the runs before the last one did.
+	allLogs testenv.SyncBuffer
+	out     *testenv.SyncBuffer // stdout: the start-up summary
+	exited  chan struct{}
 	// env is more environment for `berth serve` ("KEY=value" each), set
 	// before start: a test that configures berth through its environment
 	// this way, not with t.Setenv, may run beside others (t.Parallel).
@@ -268,7 +271,7 @@ func (e *serveEnv) launch() bool {
 	cmd.Env = append(append(os.Environ(), e.env...), childEnv+"="+strings.Join(args, "\x1f"))
 	e.logs = &testenv.SyncBuffer{}
 	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = e.logs
+	cmd.Stderr = io.MultiWriter(e.logs, &e.allLogs)
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}

@@ -154,3 +154,34 @@ func (c Checked) LogHistories(logf func(string, ...any), ids []string, n int) {
 		logf("history of %s:%s", id, b.String())
 	}
 }
+
+// SuspectsWith are the Suspects and the instances the problems name (an
+// unsettled instance, a container that disagrees): the histories a failed
+// run shows.
+func (c Checked) SuspectsWith(problems []string) []string {
+	suspects := slices.Clone(c.Suspects)
+	for _, p := range problems {
+		for id := range c.Histories {
+			if strings.Contains(p, id) {
+				suspects = append(suspects, id)
+			}
+		}
+	}
+	slices.Sort(suspects)
+	return slices.Compact(suspects)
+}
+
+// LogLinesOf shows, with logf, the last lines of logs that name each of up
+// to n of ids.
+func LogLinesOf(logf func(string, ...any), logs string, ids []string, n, last int) {
+	lines := strings.Split(logs, "\n")
+	for _, id := range ids[:min(n, len(ids))] {
+		var of []string
+		for _, l := range lines {
+			if strings.Contains(l, id) {
+				of = append(of, l)
+			}
+		}
+		logf("output naming %s (%d lines, the last %d):\n%s", id, len(of), min(last, len(of)), strings.Join(of[len(of)-min(last, len(of)):], "\n"))
+	}
+}

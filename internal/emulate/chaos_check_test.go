@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -95,17 +94,9 @@ func (r *emuChaos) check(faultsEnded time.Time) {
 		dead, converged, admission, holding)
 	t.Logf("answers: %v", load.ByStatus)
 	if t.Failed() {
-		suspects := slices.Clone(checked.Suspects)
-		for _, p := range settled.Problems {
-			for id := range checked.Histories {
-				if strings.Contains(p, id) {
-					suspects = append(suspects, id)
-				}
-			}
-		}
+		suspects := checked.SuspectsWith(settled.Problems)
 		checked.LogHistories(t.Logf, suspects, 12)
-		slices.Sort(suspects)
-		logLinesOf(t, logs, slices.Compact(suspects), 6, 40)
+		chaosload.LogLinesOf(t.Logf, logs, suspects, 6, 40)
 	}
 }
 
@@ -135,21 +126,6 @@ func settleWithin(p emuChaosPlan) time.Duration {
 		within += worker.DefaultBackoffMax
 	}
 	return within
-}
-
-// logLinesOf shows, for up to n of the instances, the last lines (up to last) of the
-// stack's output that name it (the functions' logs).
-func logLinesOf(t interface{ Logf(string, ...any) }, logs string, ids []string, n, last int) {
-	lines := strings.Split(logs, "\n")
-	for _, id := range ids[:min(n, len(ids))] {
-		var of []string
-		for _, l := range lines {
-			if strings.Contains(l, id) {
-				of = append(of, l)
-			}
-		}
-		t.Logf("output naming %s (%d lines, the last %d):\n%s", id, len(of), min(last, len(of)), strings.Join(of[len(of)-min(last, len(of)):], "\n"))
-	}
 }
 
 // deadLetters reads every dead-letter queue of the stack: each message

@@ -19,7 +19,11 @@ type Event struct {
 	InstanceID string    `json:"instance_id"`
 	Kind       EventKind `json:"kind"`
 	// ExitCode is set on EventExited.
-	ExitCode  *int      `json:"exit_code,omitempty"`
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Time is, for a start or an exit, when the runtime records that the
+	// run began or ended (what Inspect gives as StartedAt and FinishedAt),
+	// not when the event was emitted: the manager compares it with times
+	// the workers and the reconciler read by Inspect.
 	Time      time.Time `json:"time"`
 	Node      string    `json:"node"`
 	RuntimeID string    `json:"runtime_id,omitempty"`

@@ -78,6 +78,7 @@ func (r *Runtime) watchHost(ctx context.Context, h *host, since time.Time, out c
 					if !ok {
 						continue
 					}
+					runTimes(ctx, h, &ev)
 					select {
 					case out <- ev:
 					case <-ctx.Done():
@@ -96,6 +97,31 @@ func (r *Runtime) watchHost(ctx context.Context, h *host, since time.Time, out c
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
+// runTimes gives a start or an exit the times the engine keeps for the
+// run (State.StartedAt, State.FinishedAt) in place of the event's: the
+// event is stamped when dockerd has done its bookkeeping, which for a
+// process that ends at once can be after the process ended. Observers
+// compare these times (a late exit is one from before the recorded start),
+// so the state loop, the workers and the reconciler must all speak of the
+// same instants. The event's time stays when the container cannot be
+// inspected (removed at once).
+func runTimes(ctx context.Context, h *host, ev *runtime.Event) {
+	if ev.Kind != runtime.EventStarted && ev.Kind != runtime.EventExited {
+		return
+	}
+	res, err := h.cli.ContainerInspect(ctx, ev.RuntimeID, client.ContainerInspectOptions{})
+	if err != nil || res.Container.State == nil {
+		return
+	}
+	at := res.Container.State.StartedAt
+	if ev.Kind == runtime.EventExited {
+		at = res.Container.State.FinishedAt
+	}
+	if t := parseTime(at); !t.IsZero() {
+		ev.Time = t.UTC()
 	}
 }
 

@@ -29,6 +29,16 @@ func TestWatch(t *testing.T) {
 	if exited.ExitCode == nil || *exited.ExitCode != 5 || exited.Time.Before(started.Time) {
 		t.Errorf("exited = %+v (code %v)", exited, exited.ExitCode)
 	}
+	// The events carry the run's own times, the ones Inspect gives: the
+	// manager compares them with what workers and the reconciler inspect
+	// (an event's emission time can fall after a quick exit).
+	st, err := e.Inspect(testenv.Context(t, 30*time.Second), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.StartedAt == nil || !started.Time.Equal(*st.StartedAt) || st.FinishedAt == nil || !exited.Time.Equal(*st.FinishedAt) {
+		t.Errorf("event times started %s exited %s, inspect says %v %v", started.Time, exited.Time, st.StartedAt, st.FinishedAt)
+	}
 	if err := e.Delete(testenv.Context(t, 30*time.Second), ref); err != nil {
 		t.Fatal(err)
 	}
