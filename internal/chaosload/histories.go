@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -171,17 +172,33 @@ func (c Checked) SuspectsWith(problems []string) []string {
 	return slices.Compact(suspects)
 }
 
-// LogLinesOf shows, with logf, the last lines of logs that name each of up
-// to n of ids.
+// LogLinesOf shows, with logf, the last lines (up to last) of logs that
+// name each of up to n of ids; a line that repeats the one before but for
+// its time (a reconciler saying the same every pass) is counted, not shown.
 func LogLinesOf(logf func(string, ...any), logs string, ids []string, n, last int) {
 	lines := strings.Split(logs, "\n")
 	for _, id := range ids[:min(n, len(ids))] {
 		var of []string
+		prev, repeats := "", 0
 		for _, l := range lines {
-			if strings.Contains(l, id) {
-				of = append(of, l)
+			if !strings.Contains(l, id) {
+				continue
 			}
+			if key := logTime.ReplaceAllString(l, ""); key != prev {
+				if repeats > 0 {
+					of = append(of, fmt.Sprintf("  (the line above %d more times)", repeats))
+				}
+				of, prev, repeats = append(of, l), key, 0
+				continue
+			}
+			repeats++
 		}
-		logf("output naming %s (%d lines, the last %d):\n%s", id, len(of), min(last, len(of)), strings.Join(of[len(of)-min(last, len(of)):], "\n"))
+		if repeats > 0 {
+			of = append(of, fmt.Sprintf("  (the line above %d more times)", repeats))
+		}
+		logf("output naming %s (%d distinct lines, the last %d):\n%s", id, len(of), min(last, len(of)), strings.Join(of[len(of)-min(last, len(of)):], "\n"))
 	}
 }
+
+// logTime is a JSON log line's time field.
+var logTime = regexp.MustCompile(`"time":"[^"]*"`)

@@ -29,9 +29,13 @@ type Observation struct {
 	ExitCode   *int
 	OOMKilled  bool
 	At         time.Time
-	NodeName   string
-	RuntimeID  string
-	Message    string
+	// RunStartedAt is, on an exit, when the run that ended had started
+	// (runtime.Event.RunStartedAt, runtime.State.StartedAt), nil when the
+	// observer does not know.
+	RunStartedAt *time.Time
+	NodeName     string
+	RuntimeID    string
+	Message      string
 	// Endpoints are where a started container's published ports answer
 	// (runtime.State.Endpoints); nil when the observer does not know them
 	// (a runtime event), which leaves those recorded as they are.
@@ -188,8 +192,8 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 }
 
 // superseded reports whether ob predates the run it would change: a start
-// seen before the instance's container last finished, or an exit seen
-// before it last started.
+// seen before the instance's container last finished, or an exit of a run
+// that began before the recorded one.
 func superseded(inst container.Instance, ob Observation) bool {
 	switch {
 	case ob.Kind == ObservedStarted && (inst.Status == fsm.Stopped || inst.Status == fsm.Failed):
@@ -215,7 +219,17 @@ func superseded(inst container.Instance, ob Observation) bool {
 		ownStart := ob.ReportOf == container.OpStart && inst.Status == fsm.Starting
 		return !ownStart && inst.StartedAt != nil && !ob.At.After(*inst.StartedAt)
 	case ob.Kind == ObservedExited && inst.Status == fsm.Running:
-		return inst.StartedAt != nil && ob.At.Before(*inst.StartedAt)
+		if inst.StartedAt == nil {
+			return false
+		}
+		if run := ob.RunStartedAt; run != nil {
+			// The run it ended began before the recorded one. Its own end
+			// time cannot say: an engine may stamp a quick exit before the
+			// start of the same run (Docker's FinishedAt is the process's
+			// end, its StartedAt the end of its start bookkeeping).
+			return run.Add(clockGrain(*run)).Before(*inst.StartedAt)
+		}
+		return ob.At.Before(*inst.StartedAt)
 	}
 	return false
 }

@@ -340,3 +340,26 @@ func TestOnEventCreateReportDuringStart(t *testing.T) {
 
 // chaosBadExit is the exit code of the chaos runs' "bad" template.
 const chaosBadExit = 3
+
+// A container that ends at once: Docker stamps its FinishedAt (the
+// process's end) before its StartedAt (the end of dockerd's start
+// bookkeeping), so the exit of the recorded run reads a few milliseconds
+// before its start (TestServeChaos: a "bad" instance stayed running for two
+// minutes while the reconciler took the present exit for a late one every
+// second). The exit names the run it ended: that run is the recorded one,
+// so the exit applies; an exit of a run begun before it is still late.
+func TestOnEventQuickExit(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		t0 := time.Date(2026, 12, 4, 23, 4, 17, 0, time.UTC)
+		o := newObserved(t, b, t0)
+		exited := chaosBadExit
+		run := t0.Add(829 * time.Millisecond)      // State.StartedAt
+		finished := t0.Add(826 * time.Millisecond) // State.FinishedAt: earlier
+		earlier := t0.Add(-5 * time.Second)
+		o.apply("the start", manager.Observation{Kind: manager.ObservedStarted, At: run}, manager.AppliedTransition, fsm.Running)
+		o.apply("an exit of a run begun before it", manager.Observation{Kind: manager.ObservedExited, ExitCode: &exited, At: finished, RunStartedAt: &earlier},
+			manager.AppliedStale, fsm.Running)
+		o.apply("its own exit, stamped before its start", manager.Observation{Kind: manager.ObservedExited, ExitCode: &exited, At: finished, RunStartedAt: &run},
+			manager.AppliedTransition, fsm.Failed)
+	})
+}

@@ -72,7 +72,7 @@ func observation(ev runtime.Event, oom map[string]bool, mu *sync.Mutex) (manager
 		oom[ev.InstanceID] = true
 		return ob, false
 	case runtime.EventExited:
-		ob.Kind = manager.ObservedExited
+		ob.Kind, ob.RunStartedAt = manager.ObservedExited, ev.RunStartedAt
 		ob.OOMKilled = oom[ev.InstanceID]
 		delete(oom, ev.InstanceID)
 	case runtime.EventDestroyed:

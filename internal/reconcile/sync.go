@@ -244,7 +244,7 @@ func (r *Reconciler) observe(ctx context.Context, log *slog.Logger, inst contain
 		if full.FinishedAt != nil {
 			at = *full.FinishedAt
 		}
-		obs = append(obs, manager.Observation{InstanceID: inst.ID, Kind: manager.ObservedExited, At: at,
+		obs = append(obs, manager.Observation{InstanceID: inst.ID, Kind: manager.ObservedExited, At: at, RunStartedAt: full.StartedAt,
 			ExitCode: full.ExitCode, OOMKilled: full.OOMKilled, NodeName: full.Node, RuntimeID: full.RuntimeID,
 			Message: full.Error, LastWords: runtime.LastWordsFrom(rt)})
 	case observeDestroyed:

@@ -24,7 +24,15 @@ type Event struct {
 	// run began or ended (what Inspect gives as StartedAt and FinishedAt),
 	// not when the event was emitted: the manager compares it with times
 	// the workers and the reconciler read by Inspect.
-	Time      time.Time `json:"time"`
-	Node      string    `json:"node"`
-	RuntimeID string    `json:"runtime_id,omitempty"`
+	Time time.Time `json:"time"`
+	// RunStartedAt is, on EventExited, when the run that ended had
+	// started, in the same clock as an EventStarted's Time (nil when the
+	// runtime cannot say): it tells the exit of the run berth recorded
+	// from a late one of an earlier run, which Time cannot, since an
+	// engine may stamp a quick exit before the start of the same run
+	// (Docker records StartedAt when its start bookkeeping ends and
+	// FinishedAt when the process ended).
+	RunStartedAt *time.Time `json:"run_started_at,omitempty"`
+	Node         string     `json:"node"`
+	RuntimeID    string     `json:"runtime_id,omitempty"`
 }

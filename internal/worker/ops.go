@@ -366,7 +366,7 @@ func (w *Worker) report(ctx context.Context, op container.Op, st runtime.State) 
 		if st.FinishedAt != nil {
 			at = *st.FinishedAt
 		}
-		_, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedExited, At: at,
+		_, err := w.m.OnEvent(ctx, manager.Observation{InstanceID: id, Kind: manager.ObservedExited, At: at, RunStartedAt: st.StartedAt,
 			ExitCode: st.ExitCode, OOMKilled: st.OOMKilled, NodeName: st.Node, RuntimeID: st.RuntimeID, Message: st.Error,
 			ReportOf: op, LastWords: w.lastWordsReader()})
 		return err

@@ -101,7 +101,8 @@ func (r *Runtime) watchHost(ctx context.Context, h *host, since time.Time, out c
 }
 
 // runTimes gives a start or an exit the times the engine keeps for the
-// run (State.StartedAt, State.FinishedAt) in place of the event's: the
+// run (State.StartedAt, State.FinishedAt) in place of the event's, and an
+// exit the start of the run it ended (RunStartedAt): the
 // event is stamped when dockerd has done its bookkeeping, which for a
 // process that ends at once can be after the process ended. Observers
 // compare these times (a late exit is one from before the recorded start),
@@ -116,12 +117,22 @@ func runTimes(ctx context.Context, h *host, ev *runtime.Event) {
 	if err != nil || res.Container.State == nil {
 		return
 	}
-	at := res.Container.State.StartedAt
-	if ev.Kind == runtime.EventExited {
-		at = res.Container.State.FinishedAt
+	if ev.Kind == runtime.EventExited && res.Container.State.Running {
+		// Started again since: the exit is of an earlier run (replayed
+		// after a reconnect) and the times kept are the new run's.
+		return
 	}
-	if t := parseTime(at); !t.IsZero() {
-		ev.Time = t.UTC()
+	started := parseTime(res.Container.State.StartedAt)
+	at := started
+	if ev.Kind == runtime.EventExited {
+		at = parseTime(res.Container.State.FinishedAt)
+		if !started.IsZero() {
+			run := started.UTC()
+			ev.RunStartedAt = &run
+		}
+	}
+	if !at.IsZero() {
+		ev.Time = at.UTC()
 	}
 }
 

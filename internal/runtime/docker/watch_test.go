@@ -36,8 +36,9 @@ func TestWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.StartedAt == nil || !started.Time.Equal(*st.StartedAt) || st.FinishedAt == nil || !exited.Time.Equal(*st.FinishedAt) {
-		t.Errorf("event times started %s exited %s, inspect says %v %v", started.Time, exited.Time, st.StartedAt, st.FinishedAt)
+	if st.StartedAt == nil || !started.Time.Equal(*st.StartedAt) || st.FinishedAt == nil || !exited.Time.Equal(*st.FinishedAt) ||
+		exited.RunStartedAt == nil || !exited.RunStartedAt.Equal(*st.StartedAt) {
+		t.Errorf("event times started %s exited %s (run started %v), inspect says %v %v", started.Time, exited.Time, exited.RunStartedAt, st.StartedAt, st.FinishedAt)
 	}
 	if err := e.Delete(testenv.Context(t, 30*time.Second), ref); err != nil {
 		t.Fatal(err)

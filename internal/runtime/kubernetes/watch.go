@@ -123,7 +123,7 @@ func podEvents(cl *cluster, old, pod *corev1.Pod) []runtime.Event {
 			evs = append(evs, ev)
 		}
 		ev := base
-		ev.Kind, ev.Time, ev.ExitCode = runtime.EventExited, at, now.ExitCode
+		ev.Kind, ev.Time, ev.ExitCode, ev.RunStartedAt = runtime.EventExited, at, now.ExitCode, now.StartedAt
 		evs = append(evs, ev)
 	}
 	return evs
