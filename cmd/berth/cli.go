@@ -267,7 +267,13 @@ func (app *cliApp) parse(fs *flag.FlagSet, args []string, argNames ...string) ([
 // forID parses a command that takes one argument, a resource's ID, and
 // returns it with an API client.
 func (app *cliApp) forID(fs *flag.FlagSet, args []string) (string, *client.Client, error) {
-	pos, err := app.parse(fs, args, "ID")
+	return app.forArg(fs, args, "ID")
+}
+
+// forArg parses a command that takes one argument, named name in its
+// usage (a group, a template's name), and returns it with an API client.
+func (app *cliApp) forArg(fs *flag.FlagSet, args []string, name string) (string, *client.Client, error) {
+	pos, err := app.parse(fs, args, name)
 	if err != nil {
 		return "", nil, err
 	}

@@ -94,15 +94,11 @@ func cliCounts(counts map[fsm.Status]int) string {
 
 func cliGroupsGet(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
 	owner := cliOwnerFlag(fs)
-	pos, err := app.parse(fs, args, "GROUP")
+	arg, c, err := app.forArg(fs, args, "GROUP")
 	if err != nil {
 		return err
 	}
-	c, err := app.client()
-	if err != nil {
-		return err
-	}
-	g, err := c.GetGroup(ctx, pos[0], *owner)
+	g, err := c.GetGroup(ctx, arg, *owner)
 	if err != nil {
 		return err
 	}
@@ -136,15 +132,11 @@ func cliGroupsFinish(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []
 
 func cliGroupsReset(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
 	owner := cliOwnerFlag(fs)
-	pos, err := app.parse(fs, args, "GROUP")
+	arg, c, err := app.forArg(fs, args, "GROUP")
 	if err != nil {
 		return err
 	}
-	c, err := app.client()
-	if err != nil {
-		return err
-	}
-	res, err := c.ResetGroup(ctx, pos[0], *owner)
+	res, err := c.ResetGroup(ctx, arg, *owner)
 	if err != nil {
 		return err
 	}

@@ -191,15 +191,11 @@ func (app *cliApp) readTemplate(path string) (json.RawMessage, error) {
 }
 
 func cliTemplatesGet(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
-	pos, err := app.parse(fs, args, "NAME")
+	arg, c, err := app.forArg(fs, args, "NAME")
 	if err != nil {
 		return err
 	}
-	c, err := app.client()
-	if err != nil {
-		return err
-	}
-	t, err := c.GetTemplate(ctx, pos[0])
+	t, err := c.GetTemplate(ctx, arg)
 	if err != nil {
 		return err
 	}
@@ -231,19 +227,15 @@ func cliTemplatesList(ctx context.Context, app *cliApp, fs *flag.FlagSet, args [
 }
 
 func cliTemplatesDelete(ctx context.Context, app *cliApp, fs *flag.FlagSet, args []string) error {
-	pos, err := app.parse(fs, args, "NAME")
+	arg, c, err := app.forArg(fs, args, "NAME")
 	if err != nil {
 		return err
 	}
-	c, err := app.client()
-	if err != nil {
-		return err
-	}
-	if err := c.DeleteTemplate(ctx, pos[0]); err != nil {
+	if err := c.DeleteTemplate(ctx, arg); err != nil {
 		return err
 	}
 	if !app.jsonOutput() {
-		fmt.Fprintf(app.stdout, "template %s deleted\n", strconv.Quote(cliClean(pos[0])))
+		fmt.Fprintf(app.stdout, "template %s deleted\n", strconv.Quote(cliClean(arg)))
 	}
 	return nil
 }

@@ -120,12 +120,19 @@ func (w *Worker) startedBefore(ctx context.Context, log *slog.Logger, rt runtime
 	return true
 }
 
-func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message, mark string) error {
-	inst, err := w.claim(ctx, msg.InstanceID, container.OpStart, "", mark)
+// claimOn claims the operation (claim) and finds the instance's runtime:
+// the first step of a start and of a stop.
+func (w *Worker) claimOn(ctx context.Context, msg outbox.Message, op container.Op, mark string) (container.Instance, runtime.Runtime, error) {
+	inst, err := w.claim(ctx, msg.InstanceID, op, "", mark)
 	if err != nil {
-		return err
+		return inst, nil, err
 	}
 	rt, err := w.rt.ForInstance(inst)
+	return inst, rt, err
+}
+
+func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message, mark string) error {
+	inst, rt, err := w.claimOn(ctx, msg, container.OpStart, mark)
 	if err != nil {
 		return err
 	}
@@ -153,11 +160,7 @@ func (w *Worker) start(ctx context.Context, log *slog.Logger, msg outbox.Message
 }
 
 func (w *Worker) stop(ctx context.Context, log *slog.Logger, msg outbox.Message, mark string) error {
-	inst, err := w.claim(ctx, msg.InstanceID, container.OpStop, "", mark)
-	if err != nil {
-		return err
-	}
-	rt, err := w.rt.ForInstance(inst)
+	inst, rt, err := w.claimOn(ctx, msg, container.OpStop, mark)
 	if err != nil {
 		return err
 	}

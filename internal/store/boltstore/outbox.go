@@ -149,18 +149,27 @@ func (s *Store) changeOutboxIn(ctx context.Context, write func(context.Context, 
 	})
 }
 
+// loadToMark reads the item a mark inside a write names; found is false
+// (and err nil) when it is not there any more: it was done and has
+// expired, and failing the instance write for it would be worse.
+func loadToMark(tx *bolt.Tx, id string, at time.Time) (container.OutboxItem, bool, error) {
+	ob, err := mustLoadOutbox(tx, id, at)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ob, false, nil
+	case err != nil:
+		return ob, false, err
+	}
+	return ob, true, nil
+}
+
 // completeOutbox is MarkDone inside a Transition or DeleteInstance. An item
 // that is not there any more was done and has expired, so there is nothing
 // left to record; failing the instance write for it would be worse.
 func completeOutbox(tx *bolt.Tx, id string, at time.Time) error {
-	ob, err := mustLoadOutbox(tx, id, at)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil
-	case err != nil:
+	ob, found, err := loadToMark(tx, id, at)
+	if !found || ob.State == container.OutboxDone {
 		return err
-	case ob.State == container.OutboxDone:
-		return nil
 	}
 	old := ob.State
 	ob.State, ob.UpdatedAt = container.OutboxDone, at
@@ -171,14 +180,9 @@ func completeOutbox(tx *bolt.Tx, id string, at time.Time) error {
 // carrying the dispatch mark): only a pending item moves; a dispatched one
 // keeps its time, and a finished or missing one is nothing to mark.
 func dispatchOutbox(tx *bolt.Tx, id string, at time.Time) error {
-	ob, err := mustLoadOutbox(tx, id, at)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil
-	case err != nil:
+	ob, found, err := loadToMark(tx, id, at)
+	if !found || ob.State != container.OutboxPending {
 		return err
-	case ob.State != container.OutboxPending:
-		return nil
 	}
 	ob.State, ob.DispatchedAt, ob.UpdatedAt = container.OutboxDispatched, &at, at
 	return saveOutbox(tx, ob, container.OutboxPending)

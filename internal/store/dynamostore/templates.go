@@ -175,14 +175,7 @@ func (s *Store) DeleteTemplate(ctx context.Context, name string) error {
 		ConditionExpression:      aws.String("attribute_exists(" + e.n(AttrName) + ")"),
 		ExpressionAttributeNames: e.names,
 	})
-	switch {
-	case err == nil:
-		return nil
-	case isConditionFailed(err):
-		return failWith(store.ErrNotFound, op, s.templates, name)
-	default:
-		return fail(op, s.templates, name, err)
-	}
+	return s.templateWritten(op, name, err)
 }
 
 // SetImageStatus writes the template's image check as its own attribute,
@@ -204,14 +197,7 @@ func (s *Store) SetImageStatus(ctx context.Context, name string, status []contai
 		ExpressionAttributeNames:  e.namesOrNil(),
 		ExpressionAttributeValues: e.valuesOrNil(),
 	})
-	switch {
-	case err == nil:
-		return nil
-	case isConditionFailed(err):
-		return failWith(store.ErrNotFound, op, s.templates, name)
-	default:
-		return fail(op, s.templates, name, err)
-	}
+	return s.templateWritten(op, name, err)
 }
 
 // templatePut builds the put of t over the stored template: the item at
@@ -245,4 +231,17 @@ func (s *Store) templatePut(ctx context.Context, t container.Template) (map[stri
 		e.condition = e.n("version") + " = " + e.num(cur.Version)
 	}
 	return item, e, created, nil
+}
+
+// templateWritten is the outcome of a write conditioned on the template
+// existing: a failed condition is store.ErrNotFound.
+func (s *Store) templateWritten(op, name string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case isConditionFailed(err):
+		return failWith(store.ErrNotFound, op, s.templates, name)
+	default:
+		return fail(op, s.templates, name, err)
+	}
 }
