@@ -115,7 +115,10 @@ chaos:
 lint:
 	@unformatted=$$(find . -name '*.go' -not -path './.git/*' -not -path './dist/*' -not -path '*/node_modules/*' -not -path './cdk.out/*' -print0 | xargs -0 -r gofmt -l); \
 	if [[ -n $$unformatted ]]; then echo "gofmt: these files need \`gofmt -w\`:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet $(PKGS)
+	@# With the tests' -race: vet compiles every dependency for its export data, and with the same
+	@# flags those compiles are the ones `make test` then finds in the build cache (a cold .ci/run
+	@# compiles the dependencies once, not once per flag set).
+	$(GO) vet $(RACE) $(PKGS)
 	@# Every path, Go file, package-qualified name and section the docs (README.md, docs/*.md) name exists.
 	$(GO) run ./scripts/docrefs
 	@# Pinned in scripts/golangci-lint.sh, built into $$HOME/.cache/berth/ on first use.
