@@ -265,3 +265,42 @@ func TestPartialListNeverDestroys(t *testing.T) {
 		wantStatus(t, r.get(exited.ID), fsm.Failed)
 	})
 }
+
+// blindInspect is the real runtime whose Inspect fails: a listing that
+// succeeded and the inspect after it did not (an engine going away).
+type blindInspect struct{ runtime.Runtime }
+
+func (blindInspect) Inspect(context.Context, runtime.Ref) (runtime.State, error) {
+	return runtime.State{}, runtime.ErrUnavailable
+}
+
+// A running container whose start time the pass cannot learn (Docker's
+// listing has none, the inspect failed) is left to the next pass: recorded
+// at the pass's clock, the start would read after the run's own start, and
+// the run's exit, judged by the run it ended, would then look late on every
+// pass. The next pass, inspecting, records the run's own start.
+func TestStartTimeUnknownLeftToTheNextPass(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, r *rig) {
+		a := r.creating(r.create("sleeper"), node)
+		ref := r.start(a)
+		r.waitPhase(ref, runtime.PhaseRunning)
+
+		rep := r.run(r.reconciler(func(o *reconcile.Options) { o.Runtimes = []runtime.Runtime{blindInspect{r.rt}} }))
+		if rep.Started != 0 {
+			t.Fatalf("report %+v: a start of unknown time was recorded", rep)
+		}
+		wantStatus(t, r.get(a.ID), fsm.Creating)
+
+		r.run(r.reconciler())
+		got := r.get(a.ID)
+		wantStatus(t, got, fsm.Running)
+		st, err := r.rt.Inspect(testenv.Context(t, 30*time.Second), ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.StartedAt == nil || st.StartedAt == nil || !got.StartedAt.Equal(*st.StartedAt) {
+			t.Errorf("started_at %v, the run's own start %v", got.StartedAt, st.StartedAt)
+		}
+	})
+}

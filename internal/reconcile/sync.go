@@ -232,6 +232,13 @@ func (r *Reconciler) observe(ctx context.Context, log *slog.Logger, inst contain
 		op = "observe_started"
 		if v == observeBackfill {
 			op = "backfill_node"
+		} else if full.StartedAt == nil {
+			// The inspect failed and the listing has no start time: a
+			// start recorded at this pass's clock would read after the
+			// run's own start, and its exit (judged by the run it ended)
+			// would look late. The next pass inspects again.
+			log.InfoContext(ctx, "running container's start time unknown; left to the next pass", "op", op)
+			return
 		}
 		obs = append(obs, started(inst.ID, full, now))
 	case observeExited, observeStartedFirst:
