@@ -192,12 +192,16 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 }
 
 // superseded reports whether ob predates the run it would change: a start
-// seen before the instance's container last finished, or an exit of a run
-// that began before the recorded one.
+// seen before the instance's container last finished (or of the run that
+// finish ended), or an exit of a run that began before the recorded one.
 func superseded(inst container.Instance, ob Observation) bool {
 	switch {
 	case ob.Kind == ObservedStarted && (inst.Status == fsm.Stopped || inst.Status == fsm.Failed):
-		return inst.FinishedAt != nil && ob.At.Before(*inst.FinishedAt)
+		// Before the recorded exit, or the very run that exit ended (a
+		// late report of it): Docker stamps a quick exit before the same
+		// run's start, so the start's time alone can read after the exit.
+		return inst.FinishedAt != nil && ob.At.Before(*inst.FinishedAt) ||
+			inst.StartedAt != nil && !ob.At.After(*inst.StartedAt)
 	case ob.Kind == ObservedStarted && (inst.Status == fsm.StartPending || inst.Status == fsm.Starting):
 		// While berth starts a container, a late report of the run before
 		// (a listing or an event stream replayed after a reconnect) would
@@ -218,6 +222,12 @@ func superseded(inst container.Instance, ob Observation) bool {
 		// late among them) must show a run that began after it.
 		ownStart := ob.ReportOf == container.OpStart && inst.Status == fsm.Starting
 		return !ownStart && inst.StartedAt != nil && !ob.At.After(*inst.StartedAt)
+	case ob.Kind == ObservedExited && inst.Status == fsm.StartPending:
+		// The exit already recorded before the start was asked, delivered
+		// late (an event stream inspects before it reports): the run it
+		// ended is the recorded one, whose end is known.
+		run := ob.RunStartedAt
+		return inst.FinishedAt != nil && run != nil && inst.StartedAt != nil && !run.After(*inst.StartedAt)
 	case ob.Kind == ObservedExited && inst.Status == fsm.Running:
 		if inst.StartedAt == nil {
 			return false

@@ -361,5 +361,18 @@ func TestOnEventQuickExit(t *testing.T) {
 			manager.AppliedStale, fsm.Running)
 		o.apply("its own exit, stamped before its start", manager.Observation{Kind: manager.ObservedExited, ExitCode: &exited, At: finished, RunStartedAt: &run},
 			manager.AppliedTransition, fsm.Failed)
+		// A late report of that run's start reads after the exit, but it
+		// is the run the exit ended (TestServeGroups once saw it run twice).
+		o.apply("that run's start, reported late", manager.Observation{Kind: manager.ObservedStarted, At: run}, manager.AppliedStale, fsm.Failed)
+		// Started again: the exit already recorded, delivered late while the
+		// start waits for its worker, does not fail it again
+		// (functions/worker's TestInProcessPath once saw that).
+		zero := 0
+		o2 := newObserved(t, b, t0)
+		o2.apply("a quick run", manager.Observation{Kind: manager.ObservedStarted, At: run}, manager.AppliedTransition, fsm.Running)
+		o2.apply("its exit", manager.Observation{Kind: manager.ObservedExited, ExitCode: &zero, At: finished, RunStartedAt: &run}, manager.AppliedTransition, fsm.Stopped)
+		o2.walk(fsm.StartPending)
+		o2.apply("the recorded exit, late, while the start waits", manager.Observation{Kind: manager.ObservedExited, ExitCode: &zero, At: finished, RunStartedAt: &run},
+			manager.AppliedStale, fsm.StartPending)
 	})
 }
