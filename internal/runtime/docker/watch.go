@@ -102,12 +102,11 @@ func (r *Runtime) watchHost(ctx context.Context, h *host, since time.Time, out c
 
 // runTimes gives a start or an exit the times the engine keeps for the
 // run (State.StartedAt, State.FinishedAt) in place of the event's, and an
-// exit the start of the run it ended (RunStartedAt): the
-// event is stamped when dockerd has done its bookkeeping, which for a
-// process that ends at once can be after the process ended. Observers
-// compare these times (a late exit is one from before the recorded start),
-// so the state loop, the workers and the reconciler must all speak of the
-// same instants. The event's time stays when the container cannot be
+// exit the start of the run it ended (RunStartedAt). The event is stamped
+// when dockerd has done its bookkeeping, which for a process that ends at
+// once can be after the process ended; the state loop compares these
+// times with what the workers and the reconciler inspect, so all speak of
+// the same instants. The event's time stays when the container cannot be
 // inspected (removed at once).
 func runTimes(ctx context.Context, h *host, ev *runtime.Event) {
 	if ev.Kind != runtime.EventStarted && ev.Kind != runtime.EventExited {
