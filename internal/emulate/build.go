@@ -162,8 +162,8 @@ func isMainPackage(dir string) bool {
 }
 
 // Builder builds each function package once, for this machine's
-// architecture, as Lambda's build does otherwise (static, trimmed, same
-// tags). One Builder may serve several emulated stacks, and builds of
+// architecture, as Lambda's build does otherwise (same tags; static and
+// trimmed, except under the race detector: buildFlags). One Builder may serve several emulated stacks, and builds of
 // different packages may run at once; callers asking for a package being
 // built wait for that build.
 //
@@ -190,8 +190,8 @@ type buildCall struct {
 	cancelled bool
 }
 
-// Build returns the path of pkg's binary, built as a bootstrap is (static,
-// trimmed, for this machine's architecture, with pkg.Tags): the same build
+// Build returns the path of pkg's binary, built as a bootstrap is (for this
+// machine's architecture, with pkg.Tags and buildFlags): the same build
 // and the same keeping for any main package, such as the berth CLI a test
 // runs next to a stack.
 func (b *Builder) Build(ctx context.Context, pkg Package) (string, error) { return b.build(ctx, pkg) }
@@ -241,9 +241,10 @@ func (b *Builder) goBuild(ctx context.Context, pkg Package, out string) error {
 	if kept != "" {
 		_ = copyFile(kept, out)
 	}
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-tags", pkg.Tags, "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
+	args, env := buildFlags()
+	cmd := exec.CommandContext(ctx, goTool(), append(append([]string{"build", "-tags", pkg.Tags}, args...), "-ldflags", "-s -w", "-o", out, ".")...)
 	cmd.Dir = pkg.Dir
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), append([]string{"GOOS=linux", "GOARCH=" + runtime.GOARCH}, env...)...)
 	if o, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building %s: %w\n%s", pkg.Dir, err, o)
 	}
@@ -259,14 +260,29 @@ func (b *Builder) goBuild(ctx context.Context, pkg Package, out string) error {
 	return nil
 }
 
+// buildFlags are a bootstrap's build flags and environment beyond its tags:
+// Lambda's own (static, trimmed), or, when this program runs under the race
+// detector (the test suite), the race detector's with the tests' own
+// settings (cgo, paths not trimmed). Built like the test binaries, the
+// functions compile no package the suite has not compiled already (a cold
+// suite compiled the whole dependency tree a second time for them), and a
+// data race in a function shows in the stack's output.
+func buildFlags() (args, env []string) {
+	if raceDetector {
+		return []string{"-race"}, []string{"CGO_ENABLED=1"}
+	}
+	return []string{"-trimpath"}, []string{"CGO_ENABLED=0"}
+}
+
 // keptPath is where pkg's bootstrap is kept between runs ("" without
-// keeping): by the package's place in its module (modulePlace), tags and
-// architecture.
+// keeping): by the package's place in its module (modulePlace), tags,
+// architecture and build flags.
 func (b *Builder) keptPath(pkg Package) string {
 	if b.kept == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(modulePlace(pkg.Dir) + "\x00" + pkg.Tags + "\x00" + runtime.GOARCH))
+	args, _ := buildFlags()
+	sum := sha256.Sum256([]byte(modulePlace(pkg.Dir) + "\x00" + pkg.Tags + "\x00" + runtime.GOARCH + "\x00" + strings.Join(args, " ")))
 	dir := filepath.Join(b.kept, filepath.Base(pkg.Dir)+"-"+hex.EncodeToString(sum[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ""
@@ -279,7 +295,8 @@ func (b *Builder) keptPath(pkg Package) string {
 // another checkout of the tree (a fresh clone in CI, a worktree) starts
 // from what an earlier one kept: go build links again wherever the code
 // differs (-trimpath keeps the checkout's directory out of the binary and
-// its build ID). Outside a module, dir itself.
+// its build ID; a race build, untrimmed, links again in another checkout).
+// Outside a module, dir itself.
 func modulePlace(dir string) string {
 	for root := dir; ; {
 		if b, err := os.ReadFile(filepath.Join(root, "go.mod")); err == nil {

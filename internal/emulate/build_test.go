@@ -3,6 +3,7 @@ package emulate
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"os"
 	"path/filepath"
 	"sync"
@@ -47,6 +48,35 @@ func TestBuilderSharesBuilds(t *testing.T) {
 	again, err := b.build(t.Context(), pkg)
 	if err != nil || again != paths[0] {
 		t.Errorf("asked again: %s, %v; want %s", again, err, paths[0])
+	}
+}
+
+// TestBuilderBuildsLikeTheSuite: under the race detector a bootstrap is
+// built with it and untrimmed, as the test binaries are, so that its
+// packages are the ones the suite compiled; otherwise as Lambda's build
+// (static, trimmed). The binary's own build settings say which.
+func TestBuilderBuildsLikeTheSuite(t *testing.T) {
+	t.Parallel()
+	path, err := NewBuilder(t.TempDir()).build(t.Context(), sleeperPackage(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"-race": "false", "-trimpath": "true", "CGO_ENABLED": "0", "-tags": DefaultTags}
+	if raceDetector {
+		want = map[string]string{"-race": "true", "-trimpath": "false", "CGO_ENABLED": "1", "-tags": DefaultTags}
+	}
+	got := map[string]string{"-race": "false", "-trimpath": "false"} // absent when false
+	for _, s := range info.Settings {
+		got[s.Key] = s.Value
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("build setting %s = %q, want %q (race detector: %v)", k, got[k], v, raceDetector)
+		}
 	}
 }
 

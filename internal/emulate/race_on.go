@@ -1,0 +1,6 @@
+//go:build race
+
+package emulate
+
+// raceDetector: this program runs under the race detector (see Builder).
+const raceDetector = true
