@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# A real Kubernetes control plane for the tests: etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler and kwok (a simulated Node that drives Pod phases), all on 127.0.0.1.
+# A real Kubernetes control plane for the tests: etcd, kube-apiserver, kube-scheduler and kwok (a
+# simulated Node that drives Pod phases), all on 127.0.0.1. No kube-controller-manager: berth makes
+# bare Pods, and the one object of a controller the tests need, the namespace's `default`
+# ServiceAccount (Pods are refused without it), is created here (a seventh of the control plane's
+# packages and one link fewer on a cold machine).
 #
 #   scripts/testenv/kubernetes.sh build [etcd|kwok|kube]...  # build into the cache (idempotent)
 #   scripts/testenv/kubernetes.sh up   STATE_DIR    # build if needed, start, print exports on stdout
@@ -17,7 +20,7 @@
 # Needs go, openssl and curl.
 set -euo pipefail
 
-readonly KUBERNETES_VERSION=1.37.2 # kube-apiserver, -controller-manager, -scheduler
+readonly KUBERNETES_VERSION=1.37.2 # kube-apiserver, kube-scheduler
 readonly STAGING_VERSION=0.37.2    # the k8s.io/* staging modules of that release
 readonly ETCD_VERSION=3.7.3        # >= 3.5.13: older etcd lacks RequestWatchProgress, informers miss events
 readonly KWOK_VERSION=0.8.0
@@ -87,17 +90,15 @@ package tools
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 )
 EOF
 	(cd "$dir/src" && run go mod tidy) || die "go mod tidy in the wrapper module failed"
 	local v=k8s.io/component-base/version
-	log "building kube-apiserver, kube-controller-manager, kube-scheduler v$KUBERNETES_VERSION (cold: ~20 min on 2 cores)"
+	log "building kube-apiserver, kube-scheduler v$KUBERNETES_VERSION (cold: ~15 min on 2 cores)"
 	(cd "$dir/src" && run go build -trimpath -o "$dir/bin/" \
 		-ldflags "-s -w -X $v.gitVersion=v$KUBERNETES_VERSION -X $v.gitMajor=${KUBERNETES_VERSION%%.*} -X $v.gitMinor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2) -X $v.gitTreeState=clean" \
-		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-		k8s.io/kubernetes/cmd/kube-scheduler) || die "building the control plane failed"
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler) || die "building the control plane failed"
 }
 
 # etcd ships no `go install`-able main at a module root, so a ten-line main calls etcdmain.Main.
@@ -152,7 +153,7 @@ build() {
 # ---- up / down ----------------------------------------------------------------------------------
 
 # The processes `up` starts, in start order; `down` stops them in reverse.
-readonly PROCS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+readonly PROCS=(etcd kube-apiserver kube-scheduler kwok)
 # The namespace berth's tests use, and the node kwok simulates.
 readonly TEST_NAMESPACE=berth
 readonly NODE_NAME=kwok-node-0
@@ -271,10 +272,13 @@ EOK
 	echo "$file"
 }
 
-# objects creates what the tests use: the namespace, berth's Role there (the one docs/kubernetes.md
-# gives, docs/kubernetes-role.yaml) bound to the restricted user `berth`, and the simulated Node.
+# objects creates what the tests use: the namespace and its `default` ServiceAccount (a controller
+# manager's work on a full cluster), berth's Role there (the one docs/kubernetes.md gives,
+# docs/kubernetes-role.yaml) bound to the restricted user `berth`, and the simulated Node.
 objects() {
 	api POST /api/v1/namespaces "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$TEST_NAMESPACE\"}}" >/dev/null
+	api POST "/api/v1/namespaces/$TEST_NAMESPACE/serviceaccounts" \
+		'{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default"}}' >/dev/null
 	api POST "/apis/rbac.authorization.k8s.io/v1/namespaces/$TEST_NAMESPACE/roles" \
 		"$(cat "$HERE/../../docs/kubernetes-role.yaml")" application/yaml >/dev/null
 	api POST "/apis/rbac.authorization.k8s.io/v1/namespaces/$TEST_NAMESPACE/rolebindings" \
@@ -345,13 +349,9 @@ up() {
 	local admin berth
 	admin=$(kubeconfig admin "$ADMIN_TOKEN" "$TEST_NAMESPACE")
 	berth=$(kubeconfig berth "$BERTH_TOKEN" "$TEST_NAMESPACE")
-	# No HTTPS of their own (--secure-port 0: nothing to collide on between runs); no node
-	# lifecycle controller, which would taint the simulated node for its missing kubelet heartbeats (and
-	# so no TaintNodesByCondition admission above: its not-ready taint is that controller's to lift).
-	start kube-controller-manager "$KUBE_DIR/bin/kube-controller-manager" --kubeconfig "$admin" \
-		--secure-port 0 --leader-elect=false --controllers '*,-node-lifecycle-controller' \
-		--service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
-		--cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key"
+	# No HTTPS of its own (--secure-port 0: nothing to collide on between runs). No node lifecycle
+	# controller runs (no controller manager), so no TaintNodesByCondition admission above: the not-ready
+	# taint it puts on a new node is that controller's to lift.
 	start kube-scheduler "$KUBE_DIR/bin/kube-scheduler" --kubeconfig "$admin" --secure-port 0 --leader-elect=false
 	local stages=() f
 	for f in "$KWOK_DIR"/stages/*.yaml "$HERE"/kwok/*.yaml; do
@@ -360,8 +360,6 @@ up() {
 	start kwok "$KWOK_DIR/bin/kwok" --kubeconfig "$admin" --manage-all-nodes=true --server-address "" \
 		--node-ip 127.0.0.1 "${stages[@]}"
 	objects
-	# Pods are refused until the controller manager has made the namespace's default ServiceAccount.
-	wait_for kube-controller-manager "$deadline" api GET "/api/v1/namespaces/$TEST_NAMESPACE/serviceaccounts/default"
 	wait_for kwok "$deadline" node_ready
 	for p in kube-scheduler kwok; do
 		pid_alive "$(cat "$STATE_DIR/$p.pid")" || { tail -n 30 "$STATE_DIR/$p.log" >&2; die "$p exited; log: $STATE_DIR/$p.log"; }
