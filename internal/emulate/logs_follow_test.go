@@ -149,7 +149,11 @@ func TestLogsFollowCLIThroughFrontDoor(t *testing.T) {
 	berthCLIAhead(t)
 	st := start(t, setup{watcher: true})
 	bin := berthCLI(t)
-	st.putTemplate("talker", []string{"sh", "-c", "echo one; sleep 3; echo two >&2; sleep 3; echo three; sleep 1; exit 0"})
+	// The talker prints its lines over 6 s, then waits to be stopped (its
+	// end is the test's to choose, after the polls it checks: a fixed
+	// lifetime raced the polls on a slow machine).
+	st.putTemplate("talker", []string{"sh", "-c",
+		"trap 'exit 0' TERM; echo one; sleep 3; echo two >&2; sleep 3; echo three; while :; do sleep 0.2; done"})
 	st.putTemplate("quiet", []string{"sh", "-c", "echo hi; exec sleep 3600"})
 
 	t.Run("until the container ends", func(t *testing.T) {
@@ -165,6 +169,30 @@ func TestLogsFollowCLIThroughFrontDoor(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
+		// Every line answered, and the first, the 429, its retry and one
+		// more asked: then the container is stopped, and the follow ends.
+		followed := func() bool {
+			at, _, lines := polls.times()
+			n := 0
+			for _, l := range lines {
+				n += l
+			}
+			return len(at) >= 4 && n >= len("one\ntwo\nthree\n")
+		}
+		for deadline := time.After(3 * time.Minute); !followed(); {
+			select {
+			case <-polls.seen:
+			case err := <-done:
+				_, queries, _ := polls.times()
+				t.Fatalf("the follow ended (%v) while the container runs, after %q: stdout %q, stderr %s", err, queries, out.String(), errOut.String())
+			case <-deadline:
+				_, queries, _ := polls.times()
+				t.Fatalf("3 minutes on, %d logs requests (%q): want the first, the 429, its retry and more, with every line", len(queries), queries)
+			}
+		}
+		if r := st.do(http.MethodPost, "/api/containers/"+id+"/stop", aliceToken, nil); r.status != http.StatusAccepted {
+			t.Fatalf("stop: %d", r.status)
+		}
 		select {
 		case err := <-done:
 			if err != nil {
@@ -183,9 +211,6 @@ func TestLogsFollowCLIThroughFrontDoor(t *testing.T) {
 			t.Errorf("the follow ended while the container is %v", in["status"])
 		}
 		at, queries, _ := polls.times()
-		if len(at) < 4 {
-			t.Fatalf("%d logs requests (%q): want the first, the 429, its retry and more", len(at), queries)
-		}
 		// The 429 is asked again after its Retry-After, from the same cursor.
 		if gap := at[2].Sub(at[1]); gap < 3*time.Second {
 			t.Errorf("asked again %v after a 429 with Retry-After: 3", gap)
