@@ -7,10 +7,5 @@ import (
 	"github.com/berth-io/berth/internal/testenv"
 )
 
-// TestMain runs more of the package's parallel tests at once than go
-// test's default: they wait on the stores, the queues and the engine
-// (testenv.Parallel).
-func TestMain(m *testing.M) {
-	testenv.Parallel(testenv.WaitingParallel)
-	os.Exit(m.Run())
-}
+// Passes over both stores and the engine wait far more than they compute.
+func TestMain(m *testing.M) { os.Exit(testenv.MainWaiting(m)) }

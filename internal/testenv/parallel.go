@@ -3,6 +3,7 @@ package testenv
 import (
 	"flag"
 	"strconv"
+	"testing"
 )
 
 // WaitingParallel is how many of a package's parallel tests run at once
@@ -24,4 +25,12 @@ func Parallel(n int) {
 	if !given {
 		_ = flag.Set("test.parallel", strconv.Itoa(n))
 	}
+}
+
+// MainWaiting runs a package's tests with WaitingParallel of its parallel
+// tests at once (Parallel), for a package whose tests wait rather than
+// compute: func TestMain(m *testing.M) { os.Exit(testenv.MainWaiting(m)) }.
+func MainWaiting(m *testing.M) int {
+	Parallel(WaitingParallel)
+	return m.Run()
 }

@@ -11,7 +11,7 @@
 #
 # Nothing is downloaded but Go modules: the binaries are built from source through the Go module proxy
 # and kept, keyed by version, in ${BERTH_CACHE_DIR:-$HOME/.cache/berth}/{kubernetes,etcd,kwok}-<version>/.
-# A cold build takes ~25 min on 2 cores; with the binaries kept it costs nothing. Each cache dir is
+# A cold build takes ~8 min on 2 cores; with the binaries kept it costs nothing. Each cache dir is
 # filled in a temporary sibling and renamed into place, so an interrupted build leaves nothing half-done.
 #
 # `up` prints `KUBECONFIG=<path>` on its own line once the API server is ready and the `default`
