@@ -163,9 +163,9 @@ func isMainPackage(dir string) bool {
 
 // Builder builds each function package once, for this machine's
 // architecture, as Lambda's build does otherwise (same tags; static and
-// trimmed, except under the race detector: buildFlags). One Builder may serve several emulated stacks, and builds of
-// different packages may run at once; callers asking for a package being
-// built wait for that build.
+// trimmed, except under the race detector: buildFlags). One Builder may
+// serve several emulated stacks, and builds of different packages may run
+// at once; callers asking for a package being built wait for that build.
 //
 // Each bootstrap is also kept between runs under kept (keptDir): a build
 // starts from the kept one, and go build links again only when what the

@@ -286,6 +286,12 @@ func start(t testing.TB, s setup) *stack {
 	}
 	t.Cleanup(func() {
 		st.stop()
+		// Under `make test` the functions run under the race detector
+		// (emulate.Builder), which reports in their output and goes on.
+		if out := st.logs.String(); strings.Contains(out, "WARNING: DATA RACE") {
+			report := out[strings.Index(out, "WARNING: DATA RACE"):]
+			t.Errorf("a function of the stack raced:\n%s", report[:min(len(report), 8000)])
+		}
 		if t.Failed() {
 			t.Logf("emulator output (tail):\n%s", tail(st.logs.String(), 12000))
 		}
