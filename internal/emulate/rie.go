@@ -350,13 +350,25 @@ func (f *Function) Stop() {
 }
 
 func freePort() (string, error) {
-	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	for range 50 {
+		l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		// The kernel may hand a closed port out again at once: two RIEs of
+		// this process then got the same one, and the second's wait saw the
+		// first listening there. A port is handed out once per process.
+		if _, taken := handedOut.LoadOrStore(port, true); !taken {
+			return strconv.Itoa(port), nil
+		}
 	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+	return "", errors.New("no loopback port not handed out already")
 }
+
+// handedOut holds the ports freePort has handed out.
+var handedOut sync.Map
 
 // prefixLines copies r to w line by line, each line prefixed.
 func prefixLines(w io.Writer, prefix string, r io.Reader) {
