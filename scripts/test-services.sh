@@ -12,7 +12,7 @@
 #   docker          BERTH_TEST_DOCKER_HOST      scripts/testenv/docker.sh (skipped if the script is absent)
 #   kubernetes      BERTH_TEST_KUBECONFIG       scripts/testenv/kubernetes.sh (etcd, kube-apiserver,
 #                                               kube-scheduler and kwok; the first run builds them from
-#                                               source, ~10 min on 2 cores, then cached)
+#                                               source, ~8 min on 2 cores, then cached)
 # Otherwise the part's script is run as `SCRIPT up STATE_DIR` (all parts in parallel) and the
 # `export NAME=VALUE` lines it prints are loaded. A part that cannot start is reported loudly on stderr
 # and the command still runs: tests that need the part skip locally and fail in CI (internal/testenv).

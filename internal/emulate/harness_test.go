@@ -288,8 +288,9 @@ func start(t testing.TB, s setup) *stack {
 		st.stop()
 		// Under `make test` the functions run under the race detector
 		// (emulate.Builder), which reports in their output and goes on.
-		if out := st.logs.String(); strings.Contains(out, "WARNING: DATA RACE") {
-			report := out[strings.Index(out, "WARNING: DATA RACE"):]
+		out := st.logs.String()
+		if i := strings.Index(out, "WARNING: DATA RACE"); i >= 0 {
+			report := out[i:]
 			t.Errorf("a function of the stack raced:\n%s", report[:min(len(report), 8000)])
 		}
 		if t.Failed() {
