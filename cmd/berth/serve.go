@@ -213,13 +213,14 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	// Every committed outbox item wakes the watcher: dispatch is
 	// event-driven, the sweep only a safety net.
 	mo := wiring.ManagerOptions(cfg, st, log, emf)
-	// Every commit also tells the lifetime timers when its instance
-	// expires now (internal/expiry): armed on the write, not by a poll.
+	// Every commit also tells the lifetime timers when berth acts on its
+	// instance next, its expiry or its retention (internal/expiry): armed
+	// on the write, not by a poll.
 	var timers *expiry.Timers
 	mo.OnCommit = func(c store.Commit) {
 		s.handover.Committed(c)
 		s.watcher.Committed(c)
-		timers.Note(c.InstanceID, c.ExpiresAt)
+		timers.Note(c.InstanceID, c.Deadline)
 	}
 	s.manager = manager.New(mo)
 	timers = expiry.New(expiry.Options{Expirer: s.manager, Store: st, Logger: log})

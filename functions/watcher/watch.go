@@ -102,11 +102,13 @@ func (f *function) handle(ctx context.Context) (Report, error) {
 	wctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	f.log.InfoContext(ctx, "watching", "nodes", len(f.nodes), "since", rep.Since, "until", until)
-	// The lifetimes that fall while this invocation watches: overlapping
-	// invocations hold the same timers, and the expiry's conditional write
-	// makes the second a no-op.
+	// The lifetimes and retentions that fall while this invocation
+	// watches: overlapping invocations hold the same timers, and the
+	// conditional write makes the second a no-op. The ended instances are
+	// read once, at the start (EndedReload: the window).
 	if f.expirer != nil && f.store != nil { // newFunction sets both; a bare watch holds no timers
-		timers := expiry.New(expiry.Options{Expirer: f.expirer, Store: f.store, Window: window, Reload: expiryReload, Logger: f.log}).Service()
+		timers := expiry.New(expiry.Options{Expirer: f.expirer, Store: f.store, Window: window, Reload: expiryReload,
+			EndedReload: window, Logger: f.log}).Service()
 		if err := timers.Start(wctx); err != nil {
 			return Report{}, err
 		}

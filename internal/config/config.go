@@ -110,6 +110,12 @@ type Container struct {
 	// none, counted from its create, extensions included. Defaults to 0:
 	// no cap.
 	MaxLifetime time.Duration `yaml:"max_lifetime"`
+	// StoppedRetention is how long an instance of a template that sets no
+	// retention stays stopped before berth deletes it. Defaults to 0:
+	// until someone deletes it.
+	StoppedRetention time.Duration `yaml:"stopped_retention"`
+	// FailedRetention is the same for a failed instance. Defaults to 0.
+	FailedRetention time.Duration `yaml:"failed_retention"`
 }
 
 // CleanupPolicy is what happens to a group member's container: nothing,

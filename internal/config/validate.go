@@ -124,6 +124,12 @@ func (c *checker) container(ct *Container) {
 	if ct.MaxLifetime < 0 {
 		c.fail("container.max_lifetime", "must be ≥ 0 (0: no cap), got %s", ct.MaxLifetime)
 	}
+	if ct.StoppedRetention < 0 {
+		c.fail("container.stopped_retention", "must be ≥ 0 (0: kept until deleted), got %s", ct.StoppedRetention)
+	}
+	if ct.FailedRetention < 0 {
+		c.fail("container.failed_retention", "must be ≥ 0 (0: kept until deleted), got %s", ct.FailedRetention)
+	}
 	if ct.MaxLifetime > 0 && ct.DefaultLifetime > ct.MaxLifetime {
 		c.fail("container.default_lifetime", "must be at most container.max_lifetime (%s), got %s", ct.MaxLifetime, ct.DefaultLifetime)
 	}

@@ -36,6 +36,13 @@ type Instance struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Lifetime is the lifetime the instance lives under; nil for none.
 	Lifetime *InstanceLifetime `json:"lifetime,omitempty"`
+	// DeleteAt is when berth deletes the instance, ended (stopped or
+	// failed) since, under its Retention; nil while it is active or kept.
+	// Set by the store with each change of status.
+	DeleteAt *time.Time `json:"delete_at,omitempty"`
+	// Retention is how long the instance is kept once it has ended; nil:
+	// until someone deletes it.
+	Retention *Retention `json:"retention,omitempty"`
 	// Version increases by one with every committed change; it is the ETag.
 	Version int64 `json:"version"`
 
@@ -73,6 +80,11 @@ func (in Instance) Clone() Instance {
 		out.ExpiresAt = &v
 	}
 	out.Lifetime = in.Lifetime.Clone()
+	if in.DeleteAt != nil {
+		v := *in.DeleteAt
+		out.DeleteAt = &v
+	}
+	out.Retention = in.Retention.Clone()
 	out.Spec = in.Spec.Clone()
 	return out
 }

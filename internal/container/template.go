@@ -45,6 +45,10 @@ type Template struct {
 	// Lifetime bounds the life of the template's instances; nil: the
 	// deployment's (container.default_lifetime, container.max_lifetime).
 	Lifetime *Lifetime `json:"lifetime,omitempty"`
+	// Retention is how long the template's ended instances are kept;
+	// nil: the deployment's (container.stopped_retention,
+	// container.failed_retention).
+	Retention *Retention `json:"retention,omitempty"`
 	// Version counts writes of the template; set by the store.
 	Version   int64  `json:"version"`
 	UpdatedAt string `json:"updated_at,omitempty"`

@@ -1,10 +1,12 @@
-// Package expiry holds the timers that carry out instances' lifetimes on
-// the local server (`berth serve`): one timer per instance expiring within
-// a window, fed by the manager's commits and armed again from the store at
-// start and every half window, each firing manager.Manager.Expire, whose
-// conditional write makes a stale or repeated timer a no-op. The
-// reconciler is the net behind it (reconcile.Reconciler acts on instances
-// past their expires_at).
+// Package expiry holds the timers that carry out instances' lifetimes and
+// the retention of ended ones on the local server (`berth serve`) and in
+// the AWS watcher: one timer per instance whose deadline
+// (manager.Deadline: its expires_at, or its delete_at once ended) falls
+// within a window, fed by the manager's commits and armed again from the
+// store at start and every half window, each firing
+// manager.Manager.Expire, whose conditional write makes a stale or
+// repeated timer a no-op. The reconciler is the net behind it
+// (reconcile.Reconciler acts on instances past their deadline).
 package expiry
 
 import (
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/startstop"
 	"github.com/berth-io/berth/internal/store"
@@ -32,9 +35,11 @@ type Expirer interface {
 var _ Expirer = (*manager.Manager)(nil)
 
 // Lister reads the active instances (every expiry still to do is an
-// active instance's: manager.Expiring), to arm the timers.
+// active instance's: manager.Expiring) and the ended ones (whose
+// retention is still to do), to arm the timers.
 type Lister interface {
 	ListActive(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error)
+	ListInstances(ctx context.Context, q store.ListQuery) (store.Page[container.Instance], error)
 }
 
 // Defaults of Options.
@@ -57,6 +62,12 @@ type Options struct {
 	// window: enough where every write is noted (berth serve); a process
 	// that notes no write (the AWS watcher) reads more often.
 	Reload time.Duration
+	// EndedReload is how often the ended instances are read again for
+	// their retention. Defaults to Reload; the AWS watcher, which would
+	// otherwise read every ended instance every few seconds, reads them
+	// once per invocation (a retention runs for hours; one that ends
+	// within the invocation that saw it begin is the reconciler's).
+	EndedReload time.Duration
 	// Retry is how soon an expiry that could not be carried out yet (or
 	// failed) is tried again. Defaults to manager.DefaultExpiryRetry.
 	Retry time.Duration
@@ -88,6 +99,9 @@ func New(o Options) *Timers {
 	if o.Reload <= 0 {
 		o.Reload = o.Window / 2
 	}
+	if o.EndedReload <= 0 {
+		o.EndedReload = o.Reload
+	}
 	if o.Retry <= 0 {
 		o.Retry = manager.DefaultExpiryRetry
 	}
@@ -103,8 +117,8 @@ func New(o Options) *Timers {
 	return &Timers{o: o, noted: map[string]noted{}, wake: make(chan struct{}, 1)}
 }
 
-// Note tells the timers that instance id now expires at at (nil: it has no
-// lifetime, or is gone). It never blocks, so the manager's OnCommit may
+// Note tells the timers that berth acts on instance id next at at (its
+// container.Instance.Deadline; nil: none, or it is gone). It never blocks, so the manager's OnCommit may
 // call it. An expiry beyond the window is left to a later load.
 func (t *Timers) Note(id string, at *time.Time) {
 	if t == nil {
@@ -158,7 +172,8 @@ func (t *Timers) run(ctx context.Context) error {
 	defer wg.Wait()
 	reload := time.NewTicker(t.o.Reload)
 	defer reload.Stop()
-	if err := t.load(ctx); err != nil && ctx.Err() == nil {
+	endedAt := t.o.Clock()
+	if err := t.load(ctx, true); err != nil && ctx.Err() == nil {
 		t.o.Logger.ErrorContext(ctx, "loading expiries", "error", err)
 	}
 	timer := time.NewTimer(time.Hour)
@@ -183,7 +198,11 @@ func (t *Timers) run(ctx context.Context) error {
 		case <-t.wake:
 		case <-timer.C:
 		case <-reload.C:
-			if err := t.load(ctx); err != nil && ctx.Err() == nil {
+			ended := t.o.Clock().Sub(endedAt) >= t.o.EndedReload
+			if ended {
+				endedAt = t.o.Clock()
+			}
+			if err := t.load(ctx, ended); err != nil && ctx.Err() == nil {
 				t.o.Logger.ErrorContext(ctx, "loading expiries", "error", err)
 			}
 		}
@@ -234,21 +253,35 @@ func (t *Timers) fire(ctx context.Context, e entry) {
 	t.push(entry{id: e.id, when: t.o.Clock().Add(t.o.Retry), expiry: e.expiry})
 }
 
-// load arms a timer for every instance of the store whose expiry is still
-// to do within the window.
-func (t *Timers) load(ctx context.Context) error {
+// load arms a timer for every active instance of the store whose expiry
+// is still to do within the window and, when ended is set, every ended
+// one whose retention is.
+func (t *Timers) load(ctx context.Context, ended bool) error {
 	t.mu.Lock()
 	t.forgetDone()
 	t.mu.Unlock()
+	err := t.loadPages(func(cursor string) (store.Page[container.Instance], error) {
+		return t.o.Store.ListActive(ctx, cursor, 100)
+	})
+	if err != nil || !ended {
+		return err
+	}
+	return t.loadPages(func(cursor string) (store.Page[container.Instance], error) {
+		return t.o.Store.ListInstances(ctx, store.ListQuery{Statuses: []fsm.Status{fsm.Stopped, fsm.Failed}, Limit: 100, Cursor: cursor})
+	})
+}
+
+// loadPages arms the deadlines of every instance list pages through.
+func (t *Timers) loadPages(list func(cursor string) (store.Page[container.Instance], error)) error {
 	for cursor := ""; ; {
-		page, err := t.o.Store.ListActive(ctx, cursor, 100)
+		page, err := list(cursor)
 		if err != nil {
-			return fmt.Errorf("listing active instances: %w", err)
+			return fmt.Errorf("listing instances: %w", err)
 		}
 		t.mu.Lock()
 		for _, inst := range page.Items {
-			if manager.Expiring(inst) {
-				t.arm(inst.ID, *inst.ExpiresAt)
+			if at, ok := manager.Deadline(inst); ok {
+				t.arm(inst.ID, at)
 			}
 		}
 		t.mu.Unlock()

@@ -4,12 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/expiry"
+	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/store"
 )
@@ -39,11 +41,33 @@ func (r *recorder) Expire(_ context.Context, id string, at time.Time) (manager.E
 	return manager.ExpiryActed, nil
 }
 
-// active is a Lister of fixed active instances.
+// active is a Lister of fixed instances: the active ones by ListActive,
+// the ended ones by ListInstances (the statuses it is asked for).
 type active []container.Instance
 
 func (a active) ListActive(context.Context, string, int) (store.Page[container.Instance], error) {
-	return store.Page[container.Instance]{Items: a}, nil
+	var out []container.Instance
+	for _, in := range a {
+		if !in.Status.Terminal() {
+			out = append(out, in)
+		}
+	}
+	return store.Page[container.Instance]{Items: out}, nil
+}
+
+func (a active) ListInstances(_ context.Context, q store.ListQuery) (store.Page[container.Instance], error) {
+	var out []container.Instance
+	for _, in := range a {
+		if slices.Contains(q.Statuses, in.Status) {
+			out = append(out, in)
+		}
+	}
+	return store.Page[container.Instance]{Items: out}, nil
+}
+
+// retained is a stopped instance to be deleted at at.
+func retained(id string, at time.Time) container.Instance {
+	return container.Instance{ID: id, Status: fsm.Stopped, DeleteAt: &at, Retention: &container.Retention{Stopped: "1m"}}
 }
 
 func lived(id string, at time.Time) container.Instance {
@@ -51,15 +75,16 @@ func lived(id string, at time.Time) container.Instance {
 		Lifetime: &container.InstanceLifetime{OnExpiry: container.ExpiryStop, Default: "1m"}}
 }
 
-// TestTimers: a timer loaded at start and one noted later fire at their
-// time, once each; a note that moves an expiry replaces its timer (the old
+// TestTimers: a timer loaded at start (a lifetime's, and an ended
+// instance's retention) and one noted later fire at their time, once each; a note that moves an expiry replaces its timer (the old
 // time never fires); a note of none drops it; an expiry that must wait is
 // tried again after Retry; one beyond the window is not held.
 func TestTimers(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	rec := &recorder{calls: map[string][]time.Time{}, later: map[string]int{"waits": 2}, fired: make(chan string, 100)}
-	tm := expiry.New(expiry.Options{Expirer: rec, Store: active{lived("loaded", now.Add(50*time.Millisecond)), lived("far", now.Add(time.Hour))},
+	tm := expiry.New(expiry.Options{Expirer: rec, Store: active{lived("loaded", now.Add(50*time.Millisecond)), lived("far", now.Add(time.Hour)),
+		retained("retained", now.Add(40*time.Millisecond))},
 		Window: 10 * time.Minute, Retry: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	svc := tm.Service()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -77,18 +102,18 @@ func TestTimers(t *testing.T) {
 	tm.Note("waits", &waits)
 	tm.Note("waits", &waits) // the same note again: one timer
 	got := map[string]int{}
-	for got["loaded"] < 1 || got["moved"] < 1 || got["waits"] < 3 {
+	for got["loaded"] < 1 || got["retained"] < 1 || got["moved"] < 1 || got["waits"] < 3 {
 		select {
 		case id := <-rec.fired:
 			got[id]++
 		case <-time.After(10 * time.Second):
-			t.Fatalf("fired %v; want loaded, moved once and waits three times", got)
+			t.Fatalf("fired %v; want loaded, retained, moved once and waits three times", got)
 		}
 	}
 	svc.Stop()
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if len(rec.calls["loaded"]) != 1 || len(rec.calls["moved"]) != 1 || len(rec.calls["waits"]) != 3 {
+	if len(rec.calls["loaded"]) != 1 || len(rec.calls["retained"]) != 1 || len(rec.calls["moved"]) != 1 || len(rec.calls["waits"]) != 3 {
 		t.Fatalf("calls %v", rec.calls)
 	}
 	if !rec.calls["moved"][0].Equal(later) {

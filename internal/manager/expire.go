@@ -33,19 +33,28 @@ const (
 // ExpiryLater.
 const DefaultExpiryRetry = time.Second
 
-// Expire carries out the lifetime of instance id that was to end at at:
-// the instance's on_expiry (stop or delete) is requested through the same
+// Expire carries out the deadline at at of instance id (see Deadline): a
+// lifetime that was to end then, or the retention of an ended instance.
+// A lifetime's on_expiry (stop or delete) is requested through the same
 // write as a user's request (its outbox item, event, webhooks and group
 // policy), with the reason container.ReasonLifetimeReached and the actor
-// berth. The write is conditional on the instance still expiring at at
-// (store.TransitionParams.Expiry) and on the version and status read, so
-// whoever calls it, however often and whatever races it, one expiry is
-// acted on once at most: timers and the reconciler may all call it.
+// berth; a retention's delete likewise, with
+// container.ReasonRetentionReached. The write is conditional on the
+// instance still expiring (or still to be deleted) at at
+// (store.TransitionParams.Expiry, Retention) and on the version and
+// status read, so whoever calls it, however often and whatever races it,
+// one deadline is acted on once at most: timers and the reconciler may all
+// call it.
 func (m *Manager) Expire(ctx context.Context, id string, at time.Time) (ExpiryOutcome, error) {
-	outcome := ExpiryMoot
+	outcome, reached := ExpiryMoot, container.ReasonLifetimeReached
 	_, err := m.advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
 		var p *store.TransitionParams
-		outcome, p = m.expiryWrite(ctx, inst, at)
+		if inst.DeleteAt != nil && inst.DeleteAt.Equal(at) {
+			outcome, p = m.retentionWrite(ctx, inst, at)
+			reached = container.ReasonRetentionReached
+		} else {
+			outcome, p = m.expiryWrite(ctx, inst, at)
+		}
 		return p, nil
 	})
 	switch {
@@ -55,7 +64,7 @@ func (m *Manager) Expire(ctx context.Context, id string, at time.Time) (ExpiryOu
 		return 0, fmt.Errorf("expiry of %s at %s: %w", id, at.Format(time.RFC3339Nano), err)
 	}
 	if outcome == ExpiryActed {
-		m.log.InfoContext(ctx, "lifetime reached", "instance_id", id, "expires_at", at, "lag", m.now().Sub(at))
+		m.log.InfoContext(ctx, reached, "instance_id", id, "at", at, "lag", m.now().Sub(at))
 	}
 	return outcome, nil
 }
@@ -120,4 +129,18 @@ func Expiring(inst container.Instance) bool {
 	}
 	op, later := expiryOp(inst.Lifetime.OnExpiry, inst.Status)
 	return op != "" || later
+}
+
+// Deadline is the next time berth acts on inst by itself, and whether it
+// has one: its expires_at while its expiry is still to do (Expiring), or
+// its delete_at while it stays ended under a retention. Timers and the
+// reconciler call Expire with it.
+func Deadline(inst container.Instance) (time.Time, bool) {
+	switch {
+	case Expiring(inst):
+		return *inst.ExpiresAt, true
+	case inst.DeleteAt != nil && (inst.Status == fsm.Stopped || inst.Status == fsm.Failed):
+		return *inst.DeleteAt, true
+	}
+	return time.Time{}, false
 }

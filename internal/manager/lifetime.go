@@ -11,15 +11,20 @@ import (
 
 // LifetimeDefaults are the deployment's lifetime for instances of
 // templates that set none (container.default_lifetime,
-// container.max_lifetime); zero values turn each off.
+// container.max_lifetime), and its retention of ended instances for
+// templates that set none (container.stopped_retention,
+// container.failed_retention); zero values turn each off.
 type LifetimeDefaults struct {
-	Default time.Duration
-	Max     time.Duration
+	Default          time.Duration
+	Max              time.Duration
+	StoppedRetention time.Duration
+	FailedRetention  time.Duration
 }
 
 // LifetimeDefaultsFrom reads them from the container section.
 func LifetimeDefaultsFrom(c config.Container) LifetimeDefaults {
-	return LifetimeDefaults{Default: c.DefaultLifetime, Max: c.MaxLifetime}
+	return LifetimeDefaults{Default: c.DefaultLifetime, Max: c.MaxLifetime,
+		StoppedRetention: c.StoppedRetention, FailedRetention: c.FailedRetention}
 }
 
 // lifetimePolicy is a template's lifetime (or the deployment's) as

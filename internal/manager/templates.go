@@ -132,6 +132,7 @@ func (m *Manager) validateTemplate(t container.Template) error {
 	validEnv(&f, "env", t.Env)
 	validSecretEnv(&f, t)
 	validLifetime(&f, t.Lifetime)
+	validRetention(&f, t.Retention)
 	for k, v := range t.Env {
 		checkVars(&f, "env."+k, v)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // expire is the net behind the lifetime timers (berth serve's
-// internal/expiry, the AWS stack's delayed messages): an instance past its
+// internal/expiry, the AWS watcher's): an instance past its
 // expires_at whose expiry is still to do is expired here, through the same
 // conditional write (manager.Expire), so a timer that acts at the same
 // moment makes one of the two a no-op. It reports whether it acted (the

@@ -70,8 +70,8 @@ type Manager interface {
 	Requeue(ctx context.Context, inst container.Instance, op container.Op, reason, requestID string, at time.Time) (string, error)
 	// Fail fails an instance with a reason and its group policy.
 	Fail(ctx context.Context, id string, f manager.Failure) (bool, error)
-	// Expire carries out an instance's reached lifetime, once at most
-	// whoever else calls it.
+	// Expire carries out an instance's reached deadline (its lifetime,
+	// or its retention once ended), once at most whoever else calls it.
 	Expire(ctx context.Context, id string, at time.Time) (manager.ExpiryOutcome, error)
 }
 
@@ -82,6 +82,8 @@ var _ Manager = (*manager.Manager)(nil)
 type Store interface {
 	GetInstance(ctx context.Context, id string) (container.Instance, error)
 	ListActive(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error)
+	// ListInstances is read for the ended instances (their retention).
+	ListInstances(ctx context.Context, q store.ListQuery) (store.Page[container.Instance], error)
 	ListEvents(ctx context.Context, instanceID, cursor string, limit int) (store.Page[container.Event], error)
 	ListUndispatched(ctx context.Context, createdBefore time.Time, limit int) ([]container.OutboxItem, error)
 	RepairAdmission(ctx context.Context) (before, after int, err error)
@@ -206,6 +208,9 @@ type Report struct {
 	// Expired: instances past their expires_at whose stop or delete this
 	// pass requested (the timers had not).
 	Expired int `json:"expired"`
+	// RetentionDeleted: ended instances past their delete_at whose delete
+	// this pass requested.
+	RetentionDeleted int `json:"retention_deleted"`
 
 	// Outbox sweep; SweepSkipped when no sweeper is configured.
 	OutboxSwept  int  `json:"outbox_swept"`
@@ -228,7 +233,7 @@ type Report struct {
 
 // Actions is the number of changes the pass made.
 func (r Report) Actions() int {
-	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.TerminalStopped + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept + r.Expired
+	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.TerminalStopped + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept + r.Expired + r.RetentionDeleted
 }
 
 func (r *Report) fail(err error) {
@@ -263,6 +268,8 @@ type Reconciler struct {
 
 	mu     sync.Mutex
 	cursor string // where the next pass resumes ListActive after a truncated one
+	// endedCursor is where the next pass resumes the ended instances.
+	endedCursor string
 }
 
 // New returns a Reconciler.
@@ -365,7 +372,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	attrs := []any{"duration_ms", rep.DurationMS, "instances", rep.Instances, "containers", rep.Containers,
 		"actions", rep.Actions(), "started", rep.Started, "node_backfilled", rep.NodeBackfilled, "exited", rep.Exited,
 		"destroyed", rep.Destroyed, "terminal_stopped", rep.TerminalStopped, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
-		"orphans_removed", rep.OrphansRemoved, "outbox_swept", rep.OutboxSwept, "expired", rep.Expired,
+		"orphans_removed", rep.OrphansRemoved, "outbox_swept", rep.OutboxSwept, "expired", rep.Expired, "retention_deleted", rep.RetentionDeleted,
 		"admission_before", rep.AdmissionBefore, "admission_after", rep.AdmissionAfter,
 		"conflicts", rep.Conflicts, "errors", rep.Errors, "list_partial", rep.ListPartial, "truncated", rep.Truncated}
 	if err != nil {
@@ -406,6 +413,10 @@ func (r *Reconciler) pass(ctx context.Context, log *slog.Logger, rep *Report) er
 		return nil
 	}
 	r.orphans(ctx, log, lists, seen, rep)
+	if ctx.Err() != nil {
+		return nil
+	}
+	r.retain(ctx, log, rep)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -514,7 +525,8 @@ func (r *Reconciler) emit(rep Report, d time.Duration) {
 	}{
 		{"started", rep.Started}, {"node_backfilled", rep.NodeBackfilled}, {"exited", rep.Exited},
 		{"destroyed", rep.Destroyed}, {"terminal_stopped", rep.TerminalStopped}, {"requeued", rep.Requeued}, {"failed_stuck", rep.FailedStuck},
-		{"orphan_removed", rep.OrphansRemoved}, {"outbox_swept", rep.OutboxSwept}, {"conflict", rep.Conflicts},
+		{"orphan_removed", rep.OrphansRemoved}, {"outbox_swept", rep.OutboxSwept}, {"expired", rep.Expired},
+		{"retention_deleted", rep.RetentionDeleted}, {"conflict", rep.Conflicts},
 	} {
 		if a.n > 0 {
 			r.metrics.Count("ReconcileActions", float64(a.n), "Action", a.name)

@@ -16,10 +16,11 @@ type Commit struct {
 	// Redelivered is the id of the outbox item a redelivery made pending
 	// again (RedeliverOutbox), empty for every other write.
 	Redelivered string
-	// ExpiresAt is the instance's expires_at as the write left it (nil:
-	// none, or the instance is gone), so that a timer of its lifetime can
-	// be armed without a read.
-	ExpiresAt *time.Time
+	// Deadline is the instance's container.Instance.Deadline as the write
+	// left it (its delete_at, else its expires_at; nil: none, or the
+	// instance is gone), so that the timer of its lifetime or retention
+	// can be armed without a read.
+	Deadline *time.Time
 }
 
 // Hooked is a Store that calls OnCommit after every committed instance
@@ -37,7 +38,7 @@ var _ Store = Hooked{}
 func (s Hooked) CreateInstance(ctx context.Context, p CreateParams) (container.Instance, error) {
 	in, err := s.Store.CreateInstance(ctx, p)
 	if err == nil {
-		s.OnCommit(Commit{InstanceID: in.ID, Outbox: true, ExpiresAt: in.ExpiresAt})
+		s.OnCommit(Commit{InstanceID: in.ID, Outbox: true, Deadline: in.Deadline()})
 	}
 	return in, err
 }
@@ -46,7 +47,7 @@ func (s Hooked) CreateInstance(ctx context.Context, p CreateParams) (container.I
 func (s Hooked) Transition(ctx context.Context, p TransitionParams) (container.Instance, error) {
 	in, err := s.Store.Transition(ctx, p)
 	if err == nil {
-		s.OnCommit(Commit{InstanceID: p.ID, Outbox: p.Outbox != nil || len(p.Deliveries) > 0, ExpiresAt: in.ExpiresAt})
+		s.OnCommit(Commit{InstanceID: p.ID, Outbox: p.Outbox != nil || len(p.Deliveries) > 0, Deadline: in.Deadline()})
 	}
 	return in, err
 }

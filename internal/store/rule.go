@@ -23,6 +23,7 @@ var rules = []rule{
 	completionRule{},
 	dispatchRule{},
 	expiryRule{},
+	retentionRule{},
 }
 
 // noRule takes part in no kind of write.

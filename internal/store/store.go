@@ -209,6 +209,11 @@ type TransitionParams struct {
 	// written. So a stale timer (the instance was extended or started
 	// again since) or a duplicate one acts on nothing.
 	Expiry *time.Time
+	// Retention, if set, makes the write the delete of an ended instance
+	// whose retention ran out at that time (rule_retention.go): made only
+	// if the stored instance is still to be deleted at exactly Retention
+	// and that time has passed by the store's clock, else ErrConflict.
+	Retention *time.Time
 }
 
 // DeleteParams removes an instance.

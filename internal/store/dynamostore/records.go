@@ -90,6 +90,10 @@ type instanceItem struct {
 	// container.InstanceLifetime as JSON.
 	LifetimeExpiresAt string `dynamodbav:"lifetime_expires_at,omitempty"`
 	Lifetime          string `dynamodbav:"lifetime,omitempty"`
+	// DeleteAt is container.Instance.DeleteAt, Retention its
+	// container.Retention as JSON.
+	DeleteAt  string `dynamodbav:"delete_at,omitempty"`
+	Retention string `dynamodbav:"retention,omitempty"`
 }
 
 func marshalInstance(in container.Instance) (map[string]types.AttributeValue, error) {
@@ -119,6 +123,14 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 			return nil, fmt.Errorf("encode lifetime of instance %q: %w", in.ID, err)
 		}
 		it.Lifetime = string(lt)
+	}
+	it.DeleteAt = fmtTimePtr(in.DeleteAt)
+	if in.Retention != nil {
+		r, err := json.Marshal(in.Retention)
+		if err != nil {
+			return nil, fmt.Errorf("encode retention of instance %q: %w", in.ID, err)
+		}
+		it.Retention = string(r)
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -168,6 +180,15 @@ func unmarshalInstance(av map[string]types.AttributeValue) (container.Instance, 
 		in.Lifetime = &container.InstanceLifetime{}
 		if err := json.Unmarshal([]byte(it.Lifetime), in.Lifetime); err != nil {
 			return in, fmt.Errorf("decode instance %q lifetime: %w", it.ID, err)
+		}
+	}
+	if in.DeleteAt, err = parseTimePtr(it.DeleteAt); err != nil {
+		return in, fmt.Errorf("decode instance %q delete_at: %w", it.ID, err)
+	}
+	if it.Retention != "" {
+		in.Retention = &container.Retention{}
+		if err := json.Unmarshal([]byte(it.Retention), in.Retention); err != nil {
+			return in, fmt.Errorf("decode instance %q retention: %w", it.ID, err)
 		}
 	}
 	return in, nil

@@ -143,6 +143,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"TransitionCarriesDispatch", testTransitionCarriesDispatch},
 		{"LifetimeStored", testLifetimeStored},
 		{"ExpiryConditional", testExpiryConditional},
+		{"RetentionDeleteAt", testRetentionDeleteAt},
+		{"RetentionConditional", testRetentionConditional},
 		{"DeletedIDNotReused", testDeletedIDNotReused},
 		{"Webhooks", testWebhooks},
 		{"WebhookLimits", testWebhookLimits},
