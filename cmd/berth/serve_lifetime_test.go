@@ -29,21 +29,28 @@ func (e *serveEnv) putLifetimeTemplate(name string, l container.Lifetime) {
 // unless there is exactly one.
 func (e *serveEnv) expiryEvent(id, token string) container.Event {
 	e.t.Helper()
+	return e.reasonEvent(id, token, container.ReasonLifetimeReached)
+}
+
+// reasonEvent is the one event of id's history with message reason, by
+// berth; it fails the test unless there is exactly one.
+func (e *serveEnv) reasonEvent(id, token, reason string) container.Event {
+	e.t.Helper()
 	var page struct{ Items []container.Event }
 	if err := json.Unmarshal(e.must(e.call("GET", "/api/containers/"+id+"/events?limit=100", token, nil), http.StatusOK).body, &page); err != nil {
 		e.t.Fatal(err)
 	}
 	var found []container.Event
 	for _, ev := range page.Items {
-		if ev.Message == container.ReasonLifetimeReached {
+		if ev.Message == reason {
 			found = append(found, ev)
 		}
 	}
 	if len(found) != 1 {
-		e.t.Fatalf("%s: %d expiry events, want 1: %+v", id, len(found), page.Items)
+		e.t.Fatalf("%s: %d events %q, want 1: %+v", id, len(found), reason, page.Items)
 	}
 	if found[0].Actor != container.ActorSystem {
-		e.t.Fatalf("%s: the expiry's actor is %q, want %q", id, found[0].Actor, container.ActorSystem)
+		e.t.Fatalf("%s: the %q event's actor is %q, want %q", id, reason, found[0].Actor, container.ActorSystem)
 	}
 	return found[0]
 }

@@ -41,11 +41,12 @@ const (
 	MetricNodeUnavailable = "WatcherNodeUnavailable"
 )
 
-// expiryReload is how often an invocation reads the active instances
-// again for the lifetimes it must carry out: it notes no write, so an
-// expiry set less than this before it falls (a create with a very short
-// lifetime) may be heard of late, by this read or the reconciler.
-const expiryReload = 10 * time.Second
+// expiryReload is how often an invocation reads the instances due within
+// its span again (store.InstanceStore.ListDeadlines: the sparse deadline
+// index, IndexShards queries that read only the instances due): it notes
+// no write, so a deadline set less than this before it falls (a create with
+// a very short lifetime) is heard of up to this late.
+const expiryReload = 2 * time.Second
 
 // function is what a Lambda container keeps between events.
 type function struct {
@@ -104,11 +105,9 @@ func (f *function) handle(ctx context.Context) (Report, error) {
 	f.log.InfoContext(ctx, "watching", "nodes", len(f.nodes), "since", rep.Since, "until", until)
 	// The lifetimes and retentions that fall while this invocation
 	// watches: overlapping invocations hold the same timers, and the
-	// conditional write makes the second a no-op. The ended instances are
-	// read once, at the start (EndedReload: the window).
+	// conditional write makes the second a no-op.
 	if f.expirer != nil && f.store != nil { // newFunction sets both; a bare watch holds no timers
-		timers := expiry.New(expiry.Options{Expirer: f.expirer, Store: f.store, Window: window, Reload: expiryReload,
-			EndedReload: window, Logger: f.log}).Service()
+		timers := expiry.New(expiry.Options{Expirer: f.expirer, Store: f.store, Window: window, Reload: expiryReload, Logger: f.log}).Service()
 		if err := timers.Start(wctx); err != nil {
 			return Report{}, err
 		}

@@ -56,11 +56,14 @@ func (r *Retention) Clone() *Retention {
 	return &out
 }
 
-// Deadline is the next time berth acts on inst by itself, nil for none:
-// its DeleteAt while it is ended and retained, else its ExpiresAt (which
-// a lifetime's action may find moot: see manager.Expire).
+// Deadline is the next time berth may act on the instance by itself, nil
+// for none: while it is ended (stopped or failed), its DeleteAt; while it
+// is active, its ExpiresAt (an expiry that finds it being stopped or
+// deleted does nothing: see manager.Expire). An ended instance's
+// expires_at is no deadline: a lifetime bounds a live instance only.
+// Stores index instances by it (store.InstanceStore.ListDeadlines).
 func (in Instance) Deadline() *time.Time {
-	if in.DeleteAt != nil {
+	if in.Status.Terminal() {
 		return in.DeleteAt
 	}
 	return in.ExpiresAt

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/container"
-	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/startstop"
 	"github.com/berth-io/berth/internal/store"
@@ -34,12 +33,11 @@ type Expirer interface {
 
 var _ Expirer = (*manager.Manager)(nil)
 
-// Lister reads the active instances (every expiry still to do is an
-// active instance's: manager.Expiring) and the ended ones (whose
-// retention is still to do), to arm the timers.
+// Lister reads the instances whose deadline falls within the window, to
+// arm the timers: store.InstanceStore.ListDeadlines, which reads no
+// other instance.
 type Lister interface {
-	ListActive(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error)
-	ListInstances(ctx context.Context, q store.ListQuery) (store.Page[container.Instance], error)
+	ListDeadlines(ctx context.Context, until time.Time, cursor string, limit int) (store.Page[container.Instance], error)
 }
 
 // Defaults of Options.
@@ -62,12 +60,6 @@ type Options struct {
 	// window: enough where every write is noted (berth serve); a process
 	// that notes no write (the AWS watcher) reads more often.
 	Reload time.Duration
-	// EndedReload is how often the ended instances are read again for
-	// their retention. Defaults to Reload; the AWS watcher, which would
-	// otherwise read every ended instance every few seconds, reads them
-	// once per invocation (a retention runs for hours; one that ends
-	// within the invocation that saw it begin is the reconciler's).
-	EndedReload time.Duration
 	// Retry is how soon an expiry that could not be carried out yet (or
 	// failed) is tried again. Defaults to manager.DefaultExpiryRetry.
 	Retry time.Duration
@@ -98,9 +90,6 @@ func New(o Options) *Timers {
 	}
 	if o.Reload <= 0 {
 		o.Reload = o.Window / 2
-	}
-	if o.EndedReload <= 0 {
-		o.EndedReload = o.Reload
 	}
 	if o.Retry <= 0 {
 		o.Retry = manager.DefaultExpiryRetry
@@ -172,8 +161,7 @@ func (t *Timers) run(ctx context.Context) error {
 	defer wg.Wait()
 	reload := time.NewTicker(t.o.Reload)
 	defer reload.Stop()
-	endedAt := t.o.Clock()
-	if err := t.load(ctx, true); err != nil && ctx.Err() == nil {
+	if err := t.load(ctx); err != nil && ctx.Err() == nil {
 		t.o.Logger.ErrorContext(ctx, "loading expiries", "error", err)
 	}
 	timer := time.NewTimer(time.Hour)
@@ -198,11 +186,7 @@ func (t *Timers) run(ctx context.Context) error {
 		case <-t.wake:
 		case <-timer.C:
 		case <-reload.C:
-			ended := t.o.Clock().Sub(endedAt) >= t.o.EndedReload
-			if ended {
-				endedAt = t.o.Clock()
-			}
-			if err := t.load(ctx, ended); err != nil && ctx.Err() == nil {
+			if err := t.load(ctx); err != nil && ctx.Err() == nil {
 				t.o.Logger.ErrorContext(ctx, "loading expiries", "error", err)
 			}
 		}
@@ -253,30 +237,18 @@ func (t *Timers) fire(ctx context.Context, e entry) {
 	t.push(entry{id: e.id, when: t.o.Clock().Add(t.o.Retry), expiry: e.expiry})
 }
 
-// load arms a timer for every active instance of the store whose expiry
-// is still to do within the window and, when ended is set, every ended
-// one whose retention is.
-func (t *Timers) load(ctx context.Context, ended bool) error {
+// load arms a timer for every instance of the store whose deadline falls
+// within the window (those past it included: what fell while the process
+// was down).
+func (t *Timers) load(ctx context.Context) error {
 	t.mu.Lock()
 	t.forgetDone()
 	t.mu.Unlock()
-	err := t.loadPages(func(cursor string) (store.Page[container.Instance], error) {
-		return t.o.Store.ListActive(ctx, cursor, 100)
-	})
-	if err != nil || !ended {
-		return err
-	}
-	return t.loadPages(func(cursor string) (store.Page[container.Instance], error) {
-		return t.o.Store.ListInstances(ctx, store.ListQuery{Statuses: []fsm.Status{fsm.Stopped, fsm.Failed}, Limit: 100, Cursor: cursor})
-	})
-}
-
-// loadPages arms the deadlines of every instance list pages through.
-func (t *Timers) loadPages(list func(cursor string) (store.Page[container.Instance], error)) error {
+	until := t.o.Clock().Add(t.o.Window)
 	for cursor := ""; ; {
-		page, err := list(cursor)
+		page, err := t.o.Store.ListDeadlines(ctx, until, cursor, 100)
 		if err != nil {
-			return fmt.Errorf("listing instances: %w", err)
+			return fmt.Errorf("listing the instances due within %s: %w", t.o.Window, err)
 		}
 		t.mu.Lock()
 		for _, inst := range page.Items {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -41,24 +40,13 @@ func (r *recorder) Expire(_ context.Context, id string, at time.Time) (manager.E
 	return manager.ExpiryActed, nil
 }
 
-// active is a Lister of fixed instances: the active ones by ListActive,
-// the ended ones by ListInstances (the statuses it is asked for).
+// active is a Lister of fixed instances, listed as a store's index would.
 type active []container.Instance
 
-func (a active) ListActive(context.Context, string, int) (store.Page[container.Instance], error) {
+func (a active) ListDeadlines(_ context.Context, until time.Time, _ string, _ int) (store.Page[container.Instance], error) {
 	var out []container.Instance
 	for _, in := range a {
-		if !in.Status.Terminal() {
-			out = append(out, in)
-		}
-	}
-	return store.Page[container.Instance]{Items: out}, nil
-}
-
-func (a active) ListInstances(_ context.Context, q store.ListQuery) (store.Page[container.Instance], error) {
-	var out []container.Instance
-	for _, in := range a {
-		if slices.Contains(q.Statuses, in.Status) {
+		if at := in.Deadline(); at != nil && !at.After(until) {
 			out = append(out, in)
 		}
 	}

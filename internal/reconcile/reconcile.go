@@ -82,8 +82,8 @@ var _ Manager = (*manager.Manager)(nil)
 type Store interface {
 	GetInstance(ctx context.Context, id string) (container.Instance, error)
 	ListActive(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error)
-	// ListInstances is read for the ended instances (their retention).
-	ListInstances(ctx context.Context, q store.ListQuery) (store.Page[container.Instance], error)
+	// ListDeadlines is read for the ended instances due (their retention).
+	ListDeadlines(ctx context.Context, until time.Time, cursor string, limit int) (store.Page[container.Instance], error)
 	ListEvents(ctx context.Context, instanceID, cursor string, limit int) (store.Page[container.Event], error)
 	ListUndispatched(ctx context.Context, createdBefore time.Time, limit int) ([]container.OutboxItem, error)
 	RepairAdmission(ctx context.Context) (before, after int, err error)
@@ -268,8 +268,6 @@ type Reconciler struct {
 
 	mu     sync.Mutex
 	cursor string // where the next pass resumes ListActive after a truncated one
-	// endedCursor is where the next pass resumes the ended instances.
-	endedCursor string
 }
 
 // New returns a Reconciler.

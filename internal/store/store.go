@@ -293,6 +293,13 @@ type InstanceStore interface {
 	// and failed) without reading terminal ones, for the reconciler.
 	ListActive(ctx context.Context, cursor string, limit int) (Page[container.Instance], error)
 
+	// ListDeadlines returns the instances whose deadline
+	// (container.Instance.Deadline: an active one's expires_at, an ended
+	// one's delete_at) is at or before until, without reading any other,
+	// for the timers and the reconciler. Paging with NextCursor never
+	// repeats or skips an instance whose deadline stays put for the walk.
+	ListDeadlines(ctx context.Context, until time.Time, cursor string, limit int) (Page[container.Instance], error)
+
 	// ListEvents returns an instance's events oldest first. It works for a
 	// live instance and for EventRetention after its deletion; otherwise
 	// ErrNotFound.

@@ -21,6 +21,8 @@
 //	idx_status        status 0x00 id → nil       ListActive reads no terminal instance;
 //	                  an admin's listing by status reads only that status
 //	idx_owner_status  owner 0x00 status 0x00 id → nil   an owner's listing by status
+//	idx_deadline      deadline (fixed-width UTC) 0x00 id → nil   the instances with a
+//	                  container.Instance.Deadline, soonest first (ListDeadlines)
 //	events            id 0x00 seq(8, big endian) → container.Event (JSON)
 //	deleted           id → deletionRecord        keeps events readable after a delete
 //	outbox            id → container.OutboxItem (JSON)

@@ -31,7 +31,7 @@ var (
 	allBuckets = [][]byte{
 		bucketInstances, bucketOwnerIdx, bucketStatusIdx, bucketOwnerStatus, bucketEvents, bucketDeleted,
 		bucketOutbox, bucketUndispatched, bucketDispatched, bucketExpiry, bucketTemplates, bucketIdempotency,
-		bucketCounters, bucketMeta, bucketWebhookIdx,
+		bucketCounters, bucketMeta, bucketWebhookIdx, bucketDeadlineIdx,
 	}
 
 	keyAdmission = []byte("admission")
@@ -119,6 +119,7 @@ func int64FromBytes(b []byte) int64 {
 const (
 	cursorInstances byte = 'i'
 	cursorActive    byte = 'a'
+	cursorDeadlines byte = 'd'
 	cursorEvents    byte = 'e'
 	// cursorDeliveries: ListDeliveries.
 	cursorDeliveries byte = 'w'

@@ -117,6 +117,8 @@ func initBuckets(tx *bolt.Tx) error {
 	backfillOwnerStatus := tx.Bucket(bucketInstances) != nil && tx.Bucket(bucketOwnerStatus) == nil
 	// The same for idx_webhook, from the outbox.
 	backfillDeliveries := tx.Bucket(bucketOutbox) != nil && tx.Bucket(bucketWebhookIdx) == nil
+	// The same for idx_deadline, from the instances.
+	backfillDeadlines := tx.Bucket(bucketInstances) != nil && tx.Bucket(bucketDeadlineIdx) == nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
@@ -134,6 +136,11 @@ func initBuckets(tx *bolt.Tx) error {
 	}
 	if backfillDeliveries {
 		if err := indexDeliveries(tx); err != nil {
+			return err
+		}
+	}
+	if backfillDeadlines {
+		if err := indexDeadlines(tx); err != nil {
 			return err
 		}
 	}

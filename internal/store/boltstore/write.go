@@ -30,8 +30,14 @@ func commit(tx *bolt.Tx, w *store.Write) error {
 	}
 	switch w.Kind {
 	case store.WriteCreate:
+		if err := moveDeadline(tx, nil, &w.Instance); err != nil {
+			return err
+		}
 		return saveInstance(tx, w.Instance, "")
 	case store.WriteTransition:
+		if err := moveDeadline(tx, &w.Prior, &w.Instance); err != nil {
+			return err
+		}
 		return saveInstance(tx, w.Instance, w.Prior.Status)
 	case store.WriteDelete:
 		return remove(tx, w)
@@ -57,6 +63,9 @@ func idFree(tx *bolt.Tx, id string) error {
 // passed (then Purge removes both).
 func remove(tx *bolt.Tx, w *store.Write) error {
 	if err := removeInstance(tx, w.Prior); err != nil {
+		return err
+	}
+	if err := moveDeadline(tx, &w.Prior, nil); err != nil {
 		return err
 	}
 	mark := deletionRecord{DeletedAt: w.At, Owner: w.Prior.Owner, LastSeq: w.Event.Seq}

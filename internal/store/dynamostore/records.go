@@ -94,6 +94,10 @@ type instanceItem struct {
 	// container.Retention as JSON.
 	DeleteAt  string `dynamodbav:"delete_at,omitempty"`
 	Retention string `dynamodbav:"retention,omitempty"`
+	// DeadlineShard and DeadlineKey are the sparse by_deadline keys,
+	// set only while the instance has a deadline.
+	DeadlineShard string `dynamodbav:"deadline_shard,omitempty"`
+	DeadlineKey   string `dynamodbav:"deadline_key,omitempty"`
 }
 
 func marshalInstance(in container.Instance) (map[string]types.AttributeValue, error) {
@@ -125,6 +129,9 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 		it.Lifetime = string(lt)
 	}
 	it.DeleteAt = fmtTimePtr(in.DeleteAt)
+	if at := in.Deadline(); at != nil {
+		it.DeadlineShard, it.DeadlineKey = deadlineShard(in.ID), deadlineKey(*at, in.ID)
+	}
 	if in.Retention != nil {
 		r, err := json.Marshal(in.Retention)
 		if err != nil {

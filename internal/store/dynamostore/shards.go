@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"hash/fnv"
 	"strconv"
+	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
@@ -37,3 +38,10 @@ func statusKey(st fsm.Status, id string) string { return shardKey(string(st), sh
 
 // undispatchedKey is a pending outbox item's undispatched partition key.
 func undispatchedKey(id string) string { return shardKey(string(container.OutboxPending), shardOf(id)) }
+
+// deadlineShard is the by_deadline partition key of an instance.
+func deadlineShard(id string) string { return shardKey("deadline", shardOf(id)) }
+
+// deadlineKey is the by_deadline sort key: soonest first, ties broken by
+// id so that a cursor is a unique position.
+func deadlineKey(at time.Time, id string) string { return fmtTime(at) + "#" + id }

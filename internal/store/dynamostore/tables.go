@@ -34,6 +34,11 @@ const (
 	// instances: by_status_key partition key (sort key AttrID),
 	// "<status>#<shard>" (statusKey).
 	AttrStatusKey = "status_key"
+	// instances: by_deadline partition and sort key, sparse: only an
+	// instance with a deadline (container.Instance.Deadline) carries them,
+	// "deadline#<shard>" and its deadline (fixed width, UTC) + "#" + id.
+	AttrDeadlineShard = "deadline_shard"
+	AttrDeadlineKey   = "deadline_key"
 
 	// outbox: partition key is AttrID. The undispatched index is sparse: its
 	// partition key attribute exists only while the item is pending, and
@@ -72,6 +77,9 @@ const (
 	// cannot be changed in place: a GSI's key schema is fixed.
 	IndexByStatus     = "by_status_key"
 	IndexUndispatched = "undispatched"
+	// IndexByDeadline lists the instances berth acts on by itself soon
+	// (ListDeadlines): their lifetime's expiry or their retention's delete.
+	IndexByDeadline = "by_deadline"
 	// IndexByWebhook lists a subscription's deliveries (ListDeliveries).
 	IndexByWebhook = "by_webhook"
 )
@@ -135,10 +143,11 @@ func Tables(prefix string) []TableDef {
 		}
 	}
 
-	instances := table(TableInstances, stringAttrs(AttrID, AttrOwner, AttrStatusKey), keySchema(AttrID, ""))
+	instances := table(TableInstances, stringAttrs(AttrID, AttrOwner, AttrStatusKey, AttrDeadlineShard, AttrDeadlineKey), keySchema(AttrID, ""))
 	instances.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{
 		indexAll(IndexByOwner, AttrOwner, AttrID),
 		indexAll(IndexByStatus, AttrStatusKey, AttrID),
+		indexAll(IndexByDeadline, AttrDeadlineShard, AttrDeadlineKey),
 	}
 
 	outbox := table(TableOutbox, stringAttrs(AttrID, AttrUndispatched, AttrCreatedKey, AttrWebhookID), keySchema(AttrID, ""))

@@ -145,6 +145,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ExpiryConditional", testExpiryConditional},
 		{"RetentionDeleteAt", testRetentionDeleteAt},
 		{"RetentionConditional", testRetentionConditional},
+		{"ListDeadlines", testListDeadlines},
 		{"DeletedIDNotReused", testDeletedIDNotReused},
 		{"Webhooks", testWebhooks},
 		{"WebhookLimits", testWebhookLimits},
