@@ -23,7 +23,10 @@ func cliContainerCommands() []cliCommand {
 given status (usually running). A create is sent with an Idempotency-Key (a random one unless
 --idempotency-key is given), so that retrying it after a 429 or 503 never makes a second container.`,
 			run: cliContainersCreate},
-		{group: "containers", name: "get", synopsis: "ID", summary: "show a container", run: cliContainersGet},
+		{group: "containers", name: "get", synopsis: "ID", summary: "show a container",
+			details: `Below the table: the retention the container was created under and, once it has stopped or
+failed, when berth deletes it (DELETE AT; "due" once passed); where its ports answer while it runs.`,
+			run: cliContainersGet},
 		{group: "containers", name: "list",
 			synopsis: "[--status S]... [--template T] [--group G] [--label K=V]... [--owner O] [--limit N] [--cursor C] [--all-pages]",
 			summary:  "list your containers (an admin's: everyone's), oldest first",
@@ -58,7 +61,11 @@ func (app *cliApp) printInstance(in client.Instance) error {
 	if app.jsonOutput() {
 		return cliWriteJSON(app.stdout, in)
 	}
-	if err := cliPrintInstances(app.stdout, []client.Instance{in}, time.Now()); err != nil {
+	now := time.Now()
+	if err := cliPrintInstances(app.stdout, []client.Instance{in}, now); err != nil {
+		return err
+	}
+	if err := cliPrintRetention(app.stdout, in, now); err != nil {
 		return err
 	}
 	return cliPrintEndpoints(app.stdout, in.Endpoints)

@@ -100,6 +100,40 @@ func cliExpires(in client.Instance, now time.Time) string {
 	}
 }
 
+// cliPrintRetention writes, below an instance kept under a retention, how
+// long it is kept once ended and when berth deletes it:
+//
+//	RETENTION               DELETE AT
+//	stopped 24h, failed 7d  2026-12-06T05:24:18Z (in 23h)
+//
+// DELETE AT is "-" while the instance is active (or kept: a status its
+// retention leaves out), "due" once passed and berth has not deleted it
+// yet.
+func cliPrintRetention(w io.Writer, in client.Instance, now time.Time) error {
+	if in.Retention == nil {
+		return nil
+	}
+	var kept []string
+	if in.Retention.Stopped != "" {
+		kept = append(kept, "stopped "+in.Retention.Stopped)
+	}
+	if in.Retention.Failed != "" {
+		kept = append(kept, "failed "+in.Retention.Failed)
+	}
+	deleteAt := ""
+	if at := in.DeleteAt; at != nil {
+		left := "due"
+		if at.After(now) {
+			left = "in " + cliAge(at.Sub(now))
+		}
+		deleteAt = at.UTC().Format(time.RFC3339) + " (" + left + ")"
+	}
+	tw := cliTable(w)
+	fmt.Fprintln(tw, "\nRETENTION\tDELETE AT")
+	fmt.Fprintf(tw, "%s\t%s\n", cliCell(strings.Join(kept, ", ")), cliCell(deleteAt))
+	return tw.Flush()
+}
+
 func cliPrintEvents(w io.Writer, items []client.Event) error {
 	tw := cliTable(w)
 	fmt.Fprintln(tw, "SEQ\tTYPE\tFROM\tTO\tAT\tMESSAGE")

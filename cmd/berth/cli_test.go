@@ -481,3 +481,71 @@ func TestCLILifetime(t *testing.T) {
 		nil, []string{"Unprocessable Content (422)", "max lifetime 1h0m0s"})
 	runBerth(t, env, "", "containers", "extend", inst.ID).check(t, 2, nil, []string{"--by is required"})
 }
+
+// TestCLIRetention: containers get shows, below the table, the retention
+// an instance was created under and, once it has stopped, when berth
+// deletes it (DELETE AT); a start clears it; an instance without a
+// retention shows neither.
+func TestCLIRetention(t *testing.T) {
+	srv := clienttest.New(t, clienttest.Options{})
+	admin, err := client.New(srv.URL, clienttest.AdminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := admin.PutTemplate(context.Background(), "kept", client.Template{Runtime: "docker", Image: "berth-test/busybox:1",
+		Retention: &container.Retention{Stopped: "24h", Failed: "7d"}}); err != nil {
+		t.Fatal(err)
+	}
+	env := cliEnv(srv, clienttest.AliceToken)
+	id := decodeOut[client.Instance](t, runBerth(t, env, "", "containers", "create", "--template", "kept", "-o", "json")).ID
+	if rows := tableRows(runBerth(t, env, "", "containers", "get", id).stdout); len(rows) != 5 ||
+		strings.Join(rows[3], " ") != "RETENTION DELETE AT" || strings.Join(rows[4], " ") != "stopped 24h, failed 7d -" {
+		t.Fatalf("active: table %q, want the retention and no DELETE AT", rows)
+	}
+	srv.Drive(t, id, fsm.Running)
+	runBerth(t, env, "", "containers", "stop", id).check(t, 0, []string{"stop_pending"}, nil)
+	stopped := srv.Drive(t, id, fsm.Stopped)
+	if stopped.DeleteAt == nil {
+		t.Fatal("stopped under a retention: no delete_at")
+	}
+	at := stopped.DeleteAt.UTC().Format(time.RFC3339)
+	runBerth(t, env, "", "containers", "get", id).check(t, 0, []string{"DELETE AT", at + " (in 23h)"}, nil)
+	runBerth(t, env, "", "containers", "get", id, "-o", "json").check(t, 0, []string{`"delete_at"`, `"retention": {`}, nil)
+	started := runBerth(t, env, "", "containers", "start", id)
+	started.check(t, 0, []string{"start_pending", "RETENTION"}, nil)
+	if strings.Contains(started.stdout, at) {
+		t.Fatalf("started again, still shows the delete at %s:\n%s", at, started.stdout)
+	}
+
+	plain := runBerth(t, env, "", "containers", "create", "--template", "busybox")
+	plain.check(t, 0, []string{"pending"}, nil)
+	if strings.Contains(plain.stdout, "RETENTION") || strings.Contains(plain.stdout, "DELETE AT") {
+		t.Fatalf("no retention, yet:\n%s", plain.stdout)
+	}
+}
+
+// TestCLIPrintRetention: the DELETE AT cell counts down, then says "due"
+// until berth has deleted the instance; a status the retention leaves
+// out is not listed.
+func TestCLIPrintRetention(t *testing.T) {
+	now := time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   client.Instance
+		want string
+	}{
+		{client.Instance{}, ""},
+		{client.Instance{Retention: &container.Retention{Failed: "7d"}}, "\nRETENTION   DELETE AT\nfailed 7d   -\n"},
+		{client.Instance{Retention: &container.Retention{Stopped: "90m"}, DeleteAt: new(now.Add(90 * time.Minute))},
+			"\nRETENTION     DELETE AT\nstopped 90m   2026-12-05T07:30:00Z (in 1h)\n"},
+		{client.Instance{Retention: &container.Retention{Stopped: "1h", Failed: "2h"}, DeleteAt: new(now.Add(-time.Second))},
+			"\nRETENTION               DELETE AT\nstopped 1h, failed 2h   2026-12-05T05:59:59Z (due)\n"},
+	} {
+		var b strings.Builder
+		if err := cliPrintRetention(&b, tc.in, now); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("retention %+v, delete_at %v:\n got %q\nwant %q", tc.in.Retention, tc.in.DeleteAt, b.String(), tc.want)
+		}
+	}
+}

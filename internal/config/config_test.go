@@ -68,6 +68,8 @@ func TestDefaultsArePinned(t *testing.T) {
 		{"container.allowed_runtimes", c.Container.AllowedRuntimes, []string{"docker"}},
 		{"container.default_lifetime", c.Container.DefaultLifetime, time.Duration(0)},
 		{"container.max_lifetime", c.Container.MaxLifetime, time.Duration(0)},
+		{"container.stopped_retention", c.Container.StoppedRetention, time.Duration(0)},
+		{"container.failed_retention", c.Container.FailedRetention, time.Duration(0)},
 		{"server.addr", c.Server.Addr, "127.0.0.1:8080"},
 		{"server.data_dir", c.Server.DataDir, "./.berth"},
 		{"server.request_body_limit", c.Server.RequestBodyLimit, int64(65536)},

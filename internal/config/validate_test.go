@@ -122,6 +122,15 @@ func TestInvalidValues(t *testing.T) {
 			},
 		},
 		{
+			name: "negative retentions",
+			file: "container:\n  stopped_retention: -1h\n",
+			env:  map[string]string{"BERTH_CONTAINER_FAILED_RETENTION": "-24h"},
+			want: []want{
+				{"container.stopped_retention", "FILE:2", "must be ≥ 0 (0: kept until deleted), got -1h0m0s"},
+				{"container.failed_retention", "BERTH_CONTAINER_FAILED_RETENTION", "must be ≥ 0 (0: kept until deleted), got -24h0m0s"},
+			},
+		},
+		{
 			name: "workspace root and runtimes",
 			file: "container:\n  workspace_root: srv/ws\n  allowed_runtimes:\n    - docker\n    - podman\n",
 			want: []want{

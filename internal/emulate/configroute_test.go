@@ -46,6 +46,8 @@ const routeDoc = `container:
   allowed_runtimes: [docker, kubernetes]
   default_lifetime: 45m
   max_lifetime: 6h
+  stopped_retention: 36h
+  failed_retention: 240h
 webhooks:
   allowed_networks: [10.20.0.0/16]
 server:

@@ -51,10 +51,21 @@ func newAPIWith(t *testing.T, b teststores.Backend, maxPending int, opt func(*ht
 // newAPIGroups is newAPIWith with group cleanup policies.
 func newAPIGroups(t *testing.T, b teststores.Backend, maxPending int, groups manager.GroupPolicies, opt func(*httpapi.Options)) *api {
 	t.Helper()
+	return newAPIManager(t, b, func(o *manager.Options) { o.MaxPending, o.Groups = maxPending, groups }, opt)
+}
+
+// newAPIManager is newAPIWith with the manager's options adjusted by
+// mopt too (after newAPI's: a store, the docker runtime, /srv/berth).
+func newAPIManager(t *testing.T, b teststores.Backend, mopt func(*manager.Options), opt func(*httpapi.Options)) *api {
+	t.Helper()
 	s := b.Open(t, time.Now)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	m := manager.New(manager.Options{Store: s, MaxPending: maxPending, Runtimes: []string{"docker"},
-		BindRoots: []string{"/srv/berth"}, Logger: logger, WaitPoll: 5 * time.Millisecond, Groups: groups})
+	mo := manager.Options{Store: s, MaxPending: 50, Runtimes: []string{"docker"},
+		BindRoots: []string{"/srv/berth"}, Logger: logger, WaitPoll: 5 * time.Millisecond}
+	if mopt != nil {
+		mopt(&mo)
+	}
+	m := manager.New(mo)
 	o := httpapi.Options{Manager: m, Logger: logger, WaitMax: 25 * time.Second,
 		Auth: httpapi.TokenAuth([]httpapi.TokenUser{
 			{Token: admin, User: "root", Admin: true},
