@@ -28,14 +28,16 @@ func (st *stack) ended(id string, within time.Duration) (map[string]any, time.Ti
 	return in, time.Now()
 }
 
-// TestWatcher runs watcherExitNoticed, then watcherKilledMidInvocation, on
-// one stack with the reconciler's schedule off and the watcher's at
-// watcherPeriod: a stack's start is the most of what each costs, and both
-// stay sequential (they bound how late an exit is noticed). The first
-// leaves the stack as the second needs it: its containers have ended and
-// every watcher instance is still running.
+// TestWatcher runs watcherDeadlines, watcherExitNoticed, then
+// watcherKilledMidInvocation, on one stack with the reconciler's schedule
+// off and the watcher's at watcherPeriod: a stack's start is the most of
+// what each costs, and all stay sequential (they bound how late something
+// is carried out or noticed). The second leaves the stack as the third
+// needs it: its containers have ended and every watcher instance is still
+// running.
 func TestWatcher(t *testing.T) {
 	st := start(t, setup{watcher: true, schedules: map[string]time.Duration{"ReconcilerFunction": -1, "WatcherFunction": watcherPeriod}})
+	watcherDeadlines(t, st)
 	watcherExitNoticed(t, st)
 	watcherKilledMidInvocation(t, st)
 }
