@@ -273,6 +273,21 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("stop is not disabled with a reason on a stopped container")
 	}
 
+	// An instance that ended under a retention shows it, and when berth
+	// deletes it.
+	e.must(e.call("PUT", "/api/templates/kept", adminToken, container.Template{Runtime: "docker", Image: e.image,
+		PullPolicy: container.PullNever, Command: []string{"sh", "-c", "exit 0"}, Retention: &container.Retention{Stopped: "24h", Failed: "7d"}}), http.StatusCreated)
+	kept := e.waitFor(e.create("kept").ID, fsm.Stopped, time.Minute)
+	if kept.DeleteAt == nil {
+		t.Fatal("stopped under a retention: no delete_at")
+	}
+	b.open("#/containers/"+kept.ID, `#inst-status .s-stopped`)
+	b.run("reading the retention", 30*time.Second, poll(`document.getElementById("main").innerText.includes("Deleted at")`))
+	at := b.eval(`new Date(` + fmt.Sprint(kept.DeleteAt.UnixMilli()) + `).toLocaleString()`)
+	if s := b.text("#main"); !strings.Contains(s, "Deleted at\n"+at) || !strings.Contains(s, "Retention\nstopped 24h, failed 7d") {
+		t.Errorf("instance page of a stopped instance under a retention lacks Deleted at %s or the retention:\n%s", at, s)
+	}
+
 	// The container list: alice's own, never bob's.
 	b.open("#/containers", "#containers")
 	list := b.text("#containers")

@@ -643,6 +643,10 @@ function instancePage(id) {
       ["Runtime", i.runtime], ["Image", i.image], ["Runtime ID", i.runtime_id], ["Node", i.runtime_node_name],
       ["Exit code", i.exit_code], ["Created", fmtTime(i.created_at)], ["Started", fmtTime(i.started_at)],
       ["Finished", fmtTime(i.finished_at)], ["Expires", i.expires_at ? fmtTime(i.expires_at) + " (" + (i.lifetime && i.lifetime.on_expiry || "stop") + ")" : ""],
+      // delete_at: when berth deletes the ended instance under its
+      // retention (the one it was created under, shown beside it).
+      ["Deleted at", fmtTime(i.delete_at)],
+      ["Retention", ["stopped", "failed"].filter((s) => i.retention && i.retention[s]).map((s) => s + " " + i.retention[s]).join(", ")],
       ["Updated", fmtTime(i.updated_at)], ["Version", i.version]];
     if (i.labels && Object.keys(i.labels).length) rows.push(["Labels", Object.entries(i.labels).map(([k, v]) => k + "=" + v).join(", ")]);
     spec.replaceChildren(el("dl", { class: "spec" }, rows.filter(([, v]) => v !== undefined && v !== null && v !== "")
