@@ -4,12 +4,14 @@ import (
 	"context"
 	"flag"
 	"math/rand/v2"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/berth-io/berth/internal/chaosload"
+	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/store/boltstore"
 	"github.com/berth-io/berth/internal/testenv"
 )
@@ -77,6 +79,9 @@ func TestServeChaos(t *testing.T) {
 	})
 	e.start()
 	e.putTemplates()
+	e.must(e.call("PUT", "/api/templates/brief", adminToken, container.Template{Runtime: "docker", Image: e.image,
+		PullPolicy: container.PullNever, Command: []string{"sh", "-c", "exec sleep 3600"},
+		Lifetime: &container.Lifetime{Default: "4s"}, Retention: &container.Retention{Stopped: "4s"}}), http.StatusCreated)
 
 	rng := rand.New(rand.NewPCG(plan.seed, 0))
 	users := []chaosload.User{{Name: "alice", Token: aliceToken}, {Name: "bob", Token: bobToken}, {Name: "carol", Token: carolToken}}
@@ -87,7 +92,7 @@ func TestServeChaos(t *testing.T) {
 			a, err := e.do(method, path, token, body)
 			return chaosload.Answer{Status: a.status, Header: a.header, Body: a.body}, err
 		},
-		Templates: chaosload.Templates{Long: "sleeper", Quick: "ok", Bad: "bad"},
+		Templates: chaosload.Templates{Long: "sleeper", Quick: "ok", Bad: "bad", Brief: "brief"},
 		MaxLive:   8, Think: 20 * time.Millisecond, ThinkSpread: 200 * time.Millisecond,
 		Waits: true, Peeks: true, OwnFailuresOnly: true,
 	})

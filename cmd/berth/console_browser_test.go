@@ -282,10 +282,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal("stopped under a retention: no delete_at")
 	}
 	b.open("#/containers/"+kept.ID, `#inst-status .s-stopped`)
-	b.run("reading the retention", 30*time.Second, poll(`document.getElementById("main").innerText.includes("Deleted at")`))
+	b.run("reading the retention", 30*time.Second, poll(`document.getElementById("main").innerText.includes("Deletes at")`))
 	at := b.eval(`new Date(` + fmt.Sprint(kept.DeleteAt.UnixMilli()) + `).toLocaleString()`)
-	if s := b.text("#main"); !strings.Contains(s, "Deleted at\n"+at) || !strings.Contains(s, "Retention\nstopped 24h, failed 7d") {
-		t.Errorf("instance page of a stopped instance under a retention lacks Deleted at %s or the retention:\n%s", at, s)
+	if s := b.text("#main"); !strings.Contains(s, "Deletes at\n"+at) || !strings.Contains(s, "Retention\nstopped 24h, failed 7d") {
+		t.Errorf("instance page of a stopped instance under a retention lacks Deletes at %s or the retention:\n%s", at, s)
 	}
 
 	// The container list: alice's own, never bob's.

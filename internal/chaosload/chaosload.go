@@ -93,6 +93,12 @@ type Templates struct {
 	// Long runs until stopped; Quick exits 0 after a moment; Bad exits
 	// BadExit after a moment.
 	Long, Quick, Bad string
+	// Brief, when set, runs until stopped under a short lifetime and a
+	// short retention of its stopped instances: berth stops and then
+	// deletes them by itself, racing the users and the faults. Checked:
+	// one action per expiry and per retention (Histories), none missed
+	// (Convergence).
+	Brief string
 }
 
 // BadExit is the exit code of the Bad template's command: a failure with

@@ -123,6 +123,8 @@ func (r *Run) Convergence(engine Lister) []string {
 			problems = append(problems, fmt.Sprintf("%s: its container is gone", where))
 		case in.Status.Terminal() && running > 0:
 			problems = append(problems, fmt.Sprintf("%s: its container is running", where))
+		default:
+			problems = append(problems, missedDeadline(in, where)...)
 		}
 	}
 	for id, cs := range byInstance {
@@ -132,6 +134,24 @@ func (r *Run) Convergence(engine Lister) []string {
 	}
 	sort.Strings(problems)
 	return problems
+}
+
+// DeadlineGrace is how long past its deadline (a lifetime's expires_at, a
+// retention's delete_at) an instance may still be waiting for berth's
+// action before Convergence calls it missed: the bound (5 s), and a
+// restart of berth after a kill.
+const DeadlineGrace = 20 * time.Second
+
+// missedDeadline names a deadline berth should have acted on by now: a
+// running instance past its expires_at, an ended one past its delete_at.
+func missedDeadline(in container.Instance, where string) []string {
+	switch {
+	case in.Status == fsm.Running && in.ExpiresAt != nil && time.Since(*in.ExpiresAt) > DeadlineGrace:
+		return []string{fmt.Sprintf("%s: missed expiry: expires_at %s", where, in.ExpiresAt.Format(time.RFC3339Nano))}
+	case in.Status.Terminal() && in.DeleteAt != nil && time.Since(*in.DeleteAt) > DeadlineGrace:
+		return []string{fmt.Sprintf("%s: missed retention: delete_at %s", where, in.DeleteAt.Format(time.RFC3339Nano))}
+	}
+	return nil
 }
 
 func phases(cs []runtime.State) []string {

@@ -66,6 +66,7 @@ func (r *Run) Histories() Checked {
 		f := eventcheck.Check(id, evs)
 		c.Histories[id] = History{Events: evs, Found: f, Listed: listed[id]}
 		c.Violations = append(c.Violations, f.Violations...)
+		c.Violations = append(c.Violations, twiceActed(id, evs)...)
 		c.Rejected += len(f.Rejected)
 		if tampered[id] == "" {
 			for _, ev := range f.Rejected {
@@ -202,3 +203,30 @@ func LogLinesOf(logf func(string, ...any), logs string, ids []string, n, last in
 
 // logTime is a JSON log line's time field.
 var logTime = regexp.MustCompile(`"time":"[^"]*"`)
+
+// twiceActed names the deadlines berth acted on twice in one history: two
+// "lifetime reached" requests with no start or extension between them
+// (each gives a new expiry), or two "retention reached" deletes with no end
+// between them (each end gives a new delete_at).
+func twiceActed(id string, evs []container.Event) []string {
+	var out []string
+	expiry, retention := 0, 0
+	for _, ev := range evs {
+		switch {
+		case ev.Message == container.ReasonLifetimeReached:
+			if expiry++; expiry > 1 {
+				out = append(out, fmt.Sprintf("%s #%d: a second action on one expiry", id, ev.Seq))
+			}
+		case ev.Message == container.ReasonRetentionReached:
+			if retention++; retention > 1 {
+				out = append(out, fmt.Sprintf("%s #%d: a second delete for one retention", id, ev.Seq))
+			}
+		case ev.Type == container.EventStartRequested || ev.Type == container.EventLifetimeExtended:
+			expiry = 0
+		}
+		if ev.To.Terminal() {
+			retention = 0
+		}
+	}
+	return out
+}

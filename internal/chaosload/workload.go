@@ -18,7 +18,7 @@ type user struct {
 	rng        *rand.Rand
 	n          int             // creates sent, for their idempotency keys
 	live       []string        // instances not asked to be deleted
-	member     map[string]bool // instances in a group (a reset or a newer member may delete them)
+	member     map[string]bool // instances berth may delete by itself (a group's reset or newer member, a retention)
 	unsure     map[string]bool // deletes whose answer was lost
 	lastCreate *createCall     // the last accepted keyed create, to repeat
 }
@@ -38,7 +38,10 @@ func (r *Run) step(u *user) {
 	switch {
 	case len(u.live) == 0 || (roll < 14 && room):
 		t := r.o.Templates
-		tpl := []string{t.Long, t.Long, t.Long, t.Long, t.Long, t.Long, t.Long, t.Long, t.Quick, t.Bad}[u.rng.IntN(10)]
+		tpl := []string{t.Long, t.Long, t.Long, t.Long, t.Long, t.Long, t.Long, t.Brief, t.Quick, t.Bad}[u.rng.IntN(10)]
+		if tpl == "" {
+			tpl = t.Long
+		}
 		r.create(u, map[string]any{"template": tpl})
 	case r.o.Groups && roll < 26 && room:
 		// A member of one of the user's groups; a newer member of the same
@@ -82,7 +85,7 @@ func (r *Run) create(u *user, body map[string]any) {
 				u.lastCreate = c
 			}
 			u.live = append(u.live, in.ID)
-			if body["group"] != nil {
+			if body["group"] != nil || (body["template"] == r.o.Templates.Brief && r.o.Templates.Brief != "") {
 				u.member[in.ID] = true
 			}
 			r.accept("create", u.Name, in.ID)

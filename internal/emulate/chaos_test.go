@@ -113,12 +113,14 @@ func TestEmulateChaos(t *testing.T) {
 	})
 	st.putTemplate("quick", []string{"sh", "-c", "sleep 1; exit 0"})
 	st.putTemplate("bad", []string{"sh", "-c", "sleep 1; exit 3"})
+	st.putTemplateDoc("brief", []string{"sh", "-c", "exec sleep 3600"},
+		map[string]any{"lifetime": map[string]any{"default": "4s"}, "retention": map[string]any{"stopped": "4s"}})
 
 	run := &emuChaos{t: t, st: st, plan: plan, aws: faults, kills: map[string]int{}}
 	run.load = chaosload.New(chaosload.Options{
 		Seed: plan.seed, Ops: plan.ops, AdminToken: adminToken, Call: run.call, Honest: honest,
 		Users:     []chaosload.User{{Name: "alice", Token: aliceToken}, {Name: "bob", Token: bobToken}},
-		Templates: chaosload.Templates{Long: "busybox", Quick: "quick", Bad: "bad"},
+		Templates: chaosload.Templates{Long: "busybox", Quick: "quick", Bad: "bad", Brief: "brief"},
 		MaxLive:   10, Think: 50 * time.Millisecond, ThinkSpread: 250 * time.Millisecond,
 		Groups: true, Keys: true,
 	})

@@ -37,7 +37,8 @@ func (c *lifetimeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 // most once, never missed (once the racers are done, the instance is
 // ended or being ended, or lives under a later expires_at that a start or
 // extension gave it), and its history breaks no FSM rule.
-// BERTH_EXPIRY_SEED replays a run; -short runs fewer rounds.
+// BERTH_EXPIRY_SEED replays a run; BERTH_RACE_ROUNDS sets the rounds
+// (raceRounds: `make chaos` runs many more).
 func TestExpiryRaces(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("BERTH_EXPIRY_SEED"); s != "" {
@@ -46,10 +47,7 @@ func TestExpiryRaces(t *testing.T) {
 			t.Fatalf("BERTH_EXPIRY_SEED: %v", err)
 		}
 	}
-	rounds := 60
-	if testing.Short() {
-		rounds = 20
-	}
+	rounds := raceRounds(t)
 	t.Logf("seed %d (BERTH_EXPIRY_SEED replays it), %d rounds per store", seed, rounds)
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Parallel()
@@ -69,6 +67,23 @@ func TestExpiryRaces(t *testing.T) {
 			expiryRound(t, fmt.Sprintf("round %d", round), rng, clk, st, m)
 		}
 	})
+}
+
+// raceRounds is how many rounds each store's seeded race runs: 60 (20
+// with -short), or BERTH_RACE_ROUNDS (`make chaos` sets it for the long
+// run).
+func raceRounds(t *testing.T) int {
+	if s := os.Getenv("BERTH_RACE_ROUNDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("BERTH_RACE_ROUNDS=%q: want a positive count", s)
+		}
+		return n
+	}
+	if testing.Short() {
+		return 20
+	}
+	return 60
 }
 
 // The user's moves an expiry is raced with.

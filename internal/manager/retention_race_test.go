@@ -29,7 +29,8 @@ import (
 // user's delete, start or nothing. Whoever wins, it is deleted once at
 // most, never missed (once the racers are done it is being deleted, or a
 // start cleared its delete_at), and its history breaks no FSM rule.
-// BERTH_EXPIRY_SEED replays a run; -short runs fewer rounds.
+// BERTH_EXPIRY_SEED replays a run; BERTH_RACE_ROUNDS sets the rounds
+// (raceRounds: `make chaos` runs many more).
 func TestRetentionRaces(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("BERTH_EXPIRY_SEED"); s != "" {
@@ -38,10 +39,7 @@ func TestRetentionRaces(t *testing.T) {
 			t.Fatalf("BERTH_EXPIRY_SEED: %v", err)
 		}
 	}
-	rounds := 60
-	if testing.Short() {
-		rounds = 20
-	}
+	rounds := raceRounds(t)
 	t.Logf("seed %d (BERTH_EXPIRY_SEED replays it), %d rounds per store", seed, rounds)
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Parallel()

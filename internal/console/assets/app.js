@@ -645,7 +645,7 @@ function instancePage(id) {
       ["Finished", fmtTime(i.finished_at)], ["Expires", i.expires_at ? fmtTime(i.expires_at) + " (" + (i.lifetime && i.lifetime.on_expiry || "stop") + ")" : ""],
       // delete_at: when berth deletes the ended instance under its
       // retention (the one it was created under, shown beside it).
-      ["Deleted at", fmtTime(i.delete_at)],
+      ["Deletes at", fmtTime(i.delete_at)],
       ["Retention", ["stopped", "failed"].filter((s) => i.retention && i.retention[s]).map((s) => s + " " + i.retention[s]).join(", ")],
       ["Updated", fmtTime(i.updated_at)], ["Version", i.version]];
     if (i.labels && Object.keys(i.labels).length) rows.push(["Labels", Object.entries(i.labels).map(([k, v]) => k + "=" + v).join(", ")]);
