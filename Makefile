@@ -111,7 +111,7 @@ bench:
 chaos:
 	$(SERVICES) $(GO) test -count=1 -timeout 60m -run '^(TestServeChaos|TestServeBindsProperty)$$' -v $(GOTESTFLAGS) ./cmd/berth -chaos.long
 	$(SERVICES) $(GO) test -count=1 -timeout 60m -run '^TestEmulateChaos$$' -v $(GOTESTFLAGS) ./internal/emulate -chaos.long
-	BERTH_RACE_ROUNDS=600 $(SERVICES) $(GO) test -count=1 -timeout 30m -run '^(TestExpiryRaces|TestRetentionRaces)$$' -v $(GOTESTFLAGS) ./internal/manager
+	BERTH_RACE_ROUNDS=600 $(SERVICES) $(GO) test -count=1 -timeout 30m -run '^(TestExpiryRaces|TestRetentionRaces|TestRestartRaces)$$' -v $(GOTESTFLAGS) ./internal/manager
 
 lint:
 	@unformatted=$$(find . -name '*.go' -not -path './.git/*' -not -path './dist/*' -not -path '*/node_modules/*' -not -path './cdk.out/*' -print0 | xargs -0 -r gofmt -l); \

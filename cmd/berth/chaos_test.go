@@ -81,7 +81,7 @@ func TestServeChaos(t *testing.T) {
 	e.putTemplates()
 	e.must(e.call("PUT", "/api/templates/brief", adminToken, container.Template{Runtime: "docker", Image: e.image,
 		PullPolicy: container.PullNever, Command: []string{"sh", "-c", "exec sleep 3600"},
-		Lifetime: &container.Lifetime{Default: "4s"}, Retention: &container.Retention{Stopped: "4s"}}), http.StatusCreated)
+		Lifetime: &container.Lifetime{Default: "2s"}, Retention: &container.Retention{Stopped: "2s"}}), http.StatusCreated)
 
 	rng := rand.New(rand.NewPCG(plan.seed, 0))
 	users := []chaosload.User{{Name: "alice", Token: aliceToken}, {Name: "bob", Token: bobToken}, {Name: "carol", Token: carolToken}}
@@ -167,10 +167,10 @@ func TestServeChaos(t *testing.T) {
 	killed, removed := run.TamperedCounts()
 	t.Logf("chaos figures: seed %d; %d operations by %d users, %d requests (%v); %d server kills; %d containers killed, %d removed; "+
 		"engine outages %v (budget %s); accepted %d; lost %d; orphans %d; FSM violations %d; TransitionRejected %d; "+
-		"converged %s after the faults; admission counter %d (instances holding a slot %d)",
+		"converged %s after the faults; admission counter %d (instances holding a slot %d); expiries %d, retention deletes %d",
 		plan.seed, plan.ops, len(users), load.Requests, load.ByClass, kills, killed, removed,
 		outages, plan.budget, load.Accepted, lostCount, settled.Orphans, len(checked.Violations), checked.Rejected,
-		converged, admission, holding)
+		converged, admission, holding, checked.Expiries, checked.Retentions)
 	t.Logf("answers: %v", load.ByStatus)
 }
 

@@ -68,6 +68,9 @@ func (app *cliApp) printInstance(in client.Instance) error {
 	if err := cliPrintRetention(app.stdout, in, now); err != nil {
 		return err
 	}
+	if err := cliPrintRestarts(app.stdout, in, now); err != nil {
+		return err
+	}
 	return cliPrintEndpoints(app.stdout, in.Endpoints)
 }
 

@@ -134,6 +134,33 @@ func cliPrintRetention(w io.Writer, in client.Instance, now time.Time) error {
 	return tw.Flush()
 }
 
+// cliPrintRestarts writes, below an instance under a restart policy, its
+// restarts so far, the exit that brought the latest and when the one
+// waiting comes:
+//
+//	RESTART     RESTARTS  LAST EXIT  NEXT
+//	on-failure  1/2       3          2026-12-05T06:10:02Z (in 1s)
+func cliPrintRestarts(w io.Writer, in client.Instance, now time.Time) error {
+	if in.Restart == nil || in.Restart.Policy == "" || in.Restart.Policy == "never" {
+		return nil
+	}
+	last, next := "", ""
+	if in.LastExit != nil {
+		last = strconv.Itoa(*in.LastExit)
+	}
+	if at := in.RestartAt; at != nil {
+		left := "due"
+		if at.After(now) {
+			left = "in " + cliAge(at.Sub(now))
+		}
+		next = at.UTC().Format(time.RFC3339) + " (" + left + ")"
+	}
+	tw := cliTable(w)
+	fmt.Fprintln(tw, "\nRESTART\tRESTARTS\tLAST EXIT\tNEXT")
+	fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\n", cliCell(in.Restart.Policy), in.Restarts, in.Restart.Limit(), cliCell(last), cliCell(next))
+	return tw.Flush()
+}
+
 func cliPrintEvents(w io.Writer, items []client.Event) error {
 	tw := cliTable(w)
 	fmt.Fprintln(tw, "SEQ\tTYPE\tFROM\tTO\tAT\tMESSAGE")

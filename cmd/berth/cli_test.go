@@ -549,3 +549,30 @@ func TestCLIPrintRetention(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIPrintRestarts: an instance under a restart policy shows its
+// restarts out of the limit, the exit that brought the latest and when the
+// next comes; one without a policy (or under never) shows nothing.
+func TestCLIPrintRestarts(t *testing.T) {
+	now := time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC)
+	two := 2
+	for _, tc := range []struct {
+		in   client.Instance
+		want string
+	}{
+		{client.Instance{}, ""},
+		{client.Instance{Restart: &container.Restart{Policy: container.RestartNever}}, ""},
+		{client.Instance{Restart: &container.Restart{Policy: container.RestartAlways}}, "\nRESTART   RESTARTS   LAST EXIT   NEXT\nalways    0/3        -           -\n"},
+		{client.Instance{Restart: &container.Restart{Policy: container.RestartOnFailure, MaxRestarts: &two}, Restarts: 1,
+			LastExit: new(3), RestartAt: new(now.Add(2 * time.Second))},
+			"\nRESTART      RESTARTS   LAST EXIT   NEXT\non-failure   1/2        3           2026-12-05T06:00:02Z (in 2s)\n"},
+	} {
+		var b strings.Builder
+		if err := cliPrintRestarts(&b, tc.in, now); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("restart %+v:\n got %q\nwant %q", tc.in.Restart, b.String(), tc.want)
+		}
+	}
+}

@@ -174,7 +174,7 @@ func New(o Options) *Run {
 	r.cond = sync.NewCond(&r.mu)
 	for i, u := range o.Users {
 		r.users = append(r.users, &user{User: u, rng: rand.New(rand.NewPCG(o.Seed, uint64(i+1))),
-			member: map[string]bool{}, unsure: map[string]bool{}})
+			member: map[string]bool{}, unsure: map[string]bool{}, brief: map[string]bool{}})
 	}
 	return r
 }

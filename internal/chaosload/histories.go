@@ -26,8 +26,10 @@ type Checked struct {
 	// failure that says why; Violations the FSM violations, and the
 	// TransitionRejected events of instances the test left alone.
 	Lost, Violations []string
-	// Rejected counts the TransitionRejected events.
-	Rejected int
+	// Rejected counts the TransitionRejected events; Expiries and
+	// Retentions the actions berth took on reached lifetimes and
+	// retentions (Templates.Brief), to show the run raced them.
+	Rejected, Expiries, Retentions int
 	// Histories are every history read, by instance; Suspects the ids of
 	// those behind a lost request or a violation.
 	Histories map[string]History
@@ -67,6 +69,14 @@ func (r *Run) Histories() Checked {
 		c.Histories[id] = History{Events: evs, Found: f, Listed: listed[id]}
 		c.Violations = append(c.Violations, f.Violations...)
 		c.Violations = append(c.Violations, twiceActed(id, evs)...)
+		for _, ev := range evs {
+			switch ev.Message {
+			case container.ReasonLifetimeReached:
+				c.Expiries++
+			case container.ReasonRetentionReached:
+				c.Retentions++
+			}
+		}
 		c.Rejected += len(f.Rejected)
 		if tampered[id] == "" {
 			for _, ev := range f.Rejected {

@@ -20,6 +20,7 @@ type user struct {
 	live       []string        // instances not asked to be deleted
 	member     map[string]bool // instances berth may delete by itself (a group's reset or newer member, a retention)
 	unsure     map[string]bool // deletes whose answer was lost
+	brief      map[string]bool // instances of Templates.Brief: left alone half the time, so that berth acts first
 	lastCreate *createCall     // the last accepted keyed create, to repeat
 }
 
@@ -85,7 +86,10 @@ func (r *Run) create(u *user, body map[string]any) {
 				u.lastCreate = c
 			}
 			u.live = append(u.live, in.ID)
-			if body["group"] != nil || (body["template"] == r.o.Templates.Brief && r.o.Templates.Brief != "") {
+			if body["template"] == r.o.Templates.Brief && r.o.Templates.Brief != "" {
+				u.member[in.ID], u.brief[in.ID] = true, true
+			}
+			if body["group"] != nil {
 				u.member[in.ID] = true
 			}
 			r.accept("create", u.Name, in.ID)
@@ -161,6 +165,10 @@ var opsByStatus = map[fsm.Status][]string{
 // status allows, now and then anything (which the API must refuse cleanly).
 func (r *Run) instanceOp(u *user) {
 	id := u.live[u.rng.IntN(len(u.live))]
+	if u.brief[id] && u.rng.IntN(2) == 0 {
+		r.glance(u)
+		return
+	}
 	p := "/api/containers/" + id
 	// A group member may be deleted by a reset or a newer member; a delete
 	// whose answer was lost may have happened.

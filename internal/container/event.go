@@ -37,6 +37,12 @@ const (
 	// lifetime (its new expires_at in the message); the status did not
 	// change.
 	EventLifetimeExtended = "ContainerLifetimeExtended"
+	// EventRestartScheduled records a container's exit that its restart
+	// policy answers with a restart (its exit code and last words, the
+	// restart's number and time in the message); the status did not
+	// change: the instance stays running until the restart's start is
+	// asked at its restart_at.
+	EventRestartScheduled = "ContainerRestartScheduled"
 )
 
 // Event is one entry of an instance's history. Seq is assigned by the store:

@@ -43,6 +43,18 @@ type Instance struct {
 	// Retention is how long the instance is kept once it has ended; nil:
 	// until someone deletes it.
 	Retention *Retention `json:"retention,omitempty"`
+	// Restart is the restart policy the instance lives under; nil: none.
+	Restart *Restart `json:"restart,omitempty"`
+	// Restarts counts berth's restarts of the container since the last
+	// start a user asked for (or the create); LastExit is the exit code
+	// that brought the latest.
+	Restarts int  `json:"restarts,omitempty"`
+	LastExit *int `json:"last_exit,omitempty"`
+	// RestartAt is when berth asks for the start of a restart its policy
+	// scheduled: set with the exit it answers, while the instance stays
+	// running (its container ended); cleared by any change of status (a
+	// user's stop or delete, an expiry, the restart's own start).
+	RestartAt *time.Time `json:"restart_at,omitempty"`
 	// Version increases by one with every committed change; it is the ETag.
 	Version int64 `json:"version"`
 
@@ -85,6 +97,15 @@ func (in Instance) Clone() Instance {
 		out.DeleteAt = &v
 	}
 	out.Retention = in.Retention.Clone()
+	out.Restart = in.Restart.Clone()
+	if in.LastExit != nil {
+		v := *in.LastExit
+		out.LastExit = &v
+	}
+	if in.RestartAt != nil {
+		v := *in.RestartAt
+		out.RestartAt = &v
+	}
 	out.Spec = in.Spec.Clone()
 	return out
 }

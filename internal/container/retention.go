@@ -58,13 +58,17 @@ func (r *Retention) Clone() *Retention {
 
 // Deadline is the next time berth may act on the instance by itself, nil
 // for none: while it is ended (stopped or failed), its DeleteAt; while it
-// is active, its ExpiresAt (an expiry that finds it being stopped or
-// deleted does nothing: see manager.Expire). An ended instance's
-// expires_at is no deadline: a lifetime bounds a live instance only.
-// Stores index instances by it (store.InstanceStore.ListDeadlines).
+// is active, the sooner of its ExpiresAt and its RestartAt (an expiry that
+// finds it being stopped or deleted does nothing: see manager.Expire). An
+// ended instance's expires_at is no deadline: a lifetime bounds a live
+// instance only. Stores index instances by it
+// (store.InstanceStore.ListDeadlines).
 func (in Instance) Deadline() *time.Time {
 	if in.Status.Terminal() {
 		return in.DeleteAt
+	}
+	if in.RestartAt != nil && (in.ExpiresAt == nil || in.RestartAt.Before(*in.ExpiresAt)) {
+		return in.RestartAt
 	}
 	return in.ExpiresAt
 }

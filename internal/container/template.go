@@ -49,6 +49,9 @@ type Template struct {
 	// nil: the deployment's (container.stopped_retention,
 	// container.failed_retention).
 	Retention *Retention `json:"retention,omitempty"`
+	// Restart is what berth does when a container of the template exits
+	// by itself; nil: nothing (it ends stopped or failed).
+	Restart *Restart `json:"restart,omitempty"`
 	// Version counts writes of the template; set by the store.
 	Version   int64  `json:"version"`
 	UpdatedAt string `json:"updated_at,omitempty"`

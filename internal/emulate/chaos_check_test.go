@@ -87,11 +87,11 @@ func (r *emuChaos) check(faultsEnded time.Time) {
 		"%d invocations, function kills %d %v, invocations crashed %v; stream batches retried %d (bisected %d, given up %d); "+
 		"DynamoDB faults %d of %d requests (%d storms; TransactionConflict cancellations %d), SQS duplicates %d; faults %v; "+
 		"containers killed %d, removed %d; engine outages %d; lost %d; orphans %d; duplicate containers %d; FSM violations %d; TransitionRejected %d; "+
-		"dead letters %d; converged %s after the faults; admission counter %d (instances holding a slot %d)",
+		"dead letters %d; converged %s after the faults; admission counter %d (instances holding a slot %d); expiries %d, retention deletes %d",
 		r.plan.seed, r.plan.ops, load.Requests, load.ByClass, load.Instances, load.Replays,
 		invocations, r.killedEnvs, r.kills, crashed, streamRetries, bisections, givenUp, ddbFaults, ddbRequests, r.storms, figures[ddbTxConflict], sqsDups, figures,
 		killed, removed, r.outages, len(checked.Lost), settled.Orphans, settled.Duplicates, len(checked.Violations), checked.Rejected,
-		dead, converged, admission, holding)
+		dead, converged, admission, holding, checked.Expiries, checked.Retentions)
 	t.Logf("answers: %v", load.ByStatus)
 	if t.Failed() {
 		suspects := checked.SuspectsWith(settled.Problems)

@@ -114,7 +114,7 @@ func TestEmulateChaos(t *testing.T) {
 	st.putTemplate("quick", []string{"sh", "-c", "sleep 1; exit 0"})
 	st.putTemplate("bad", []string{"sh", "-c", "sleep 1; exit 3"})
 	st.putTemplateDoc("brief", []string{"sh", "-c", "exec sleep 3600"},
-		map[string]any{"lifetime": map[string]any{"default": "4s"}, "retention": map[string]any{"stopped": "4s"}})
+		map[string]any{"lifetime": map[string]any{"default": "2s"}, "retention": map[string]any{"stopped": "2s"}})
 
 	run := &emuChaos{t: t, st: st, plan: plan, aws: faults, kills: map[string]int{}}
 	run.load = chaosload.New(chaosload.Options{

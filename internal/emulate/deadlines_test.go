@@ -88,6 +88,13 @@ func watcherDeadlines(t *testing.T, st *stack) {
 	if r := st.do(http.MethodPost, "/api/containers/"+kept+"/stop", aliceToken, nil); r.status != http.StatusAccepted {
 		t.Fatalf("stop: %d %s", r.status, r.body)
 	}
+	// Read while it is kept (3 s): it is deleted by the time the lifetimes
+	// below are checked.
+	stopped := st.wait(aliceToken, kept, "stopped", time.Minute)
+	deleteAt, _ := stopped["delete_at"].(string)
+	if deleteAt == "" {
+		t.Fatalf("stopped without a delete_at: %v", stopped)
+	}
 
 	for _, c := range []struct {
 		id, due, reason string
@@ -111,11 +118,6 @@ func watcherDeadlines(t *testing.T, st *stack) {
 			t.Errorf("%s stopped %s after it was due (%s), want within [0, %s]", c.id, lag, due, expiryBound)
 		}
 		t.Logf("expiry lag on the emulated stack: %s", lag)
-	}
-	stopped := st.wait(aliceToken, kept, "stopped", time.Minute)
-	deleteAt, _ := stopped["delete_at"].(string)
-	if deleteAt == "" {
-		t.Fatalf("stopped without a delete_at: %v", stopped)
 	}
 	for id, due := range map[string]string{deletes: "", kept: deleteAt} {
 		st.waitGone(id, time.Minute)

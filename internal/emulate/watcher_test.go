@@ -28,16 +28,18 @@ func (st *stack) ended(id string, within time.Duration) (map[string]any, time.Ti
 	return in, time.Now()
 }
 
-// TestWatcher runs watcherDeadlines, watcherExitNoticed, then
-// watcherKilledMidInvocation, on one stack with the reconciler's schedule
-// off and the watcher's at watcherPeriod: a stack's start is the most of
-// what each costs, and all stay sequential (they bound how late something
-// is carried out or noticed). The second leaves the stack as the third
-// needs it: its containers have ended and every watcher instance is still
-// running.
+// TestWatcher runs watcherDeadlines, watcherRestarts, watcherExitNoticed,
+// then watcherKilledMidInvocation, on one stack with the reconciler's
+// schedule off and the watcher's at watcherPeriod: a stack's start is the
+// most of what each costs, and all stay sequential (they bound how late
+// something is carried out or noticed). The third leaves the stack as the
+// fourth needs it: its containers have ended and every watcher instance is
+// still running.
 func TestWatcher(t *testing.T) {
-	st := start(t, setup{watcher: true, schedules: map[string]time.Duration{"ReconcilerFunction": -1, "WatcherFunction": watcherPeriod}})
+	st := start(t, setup{watcher: true, schedules: map[string]time.Duration{"ReconcilerFunction": -1, "WatcherFunction": watcherPeriod},
+		container: map[string]any{"dag_node_cleanup_on_failed": "delete"}})
 	watcherDeadlines(t, st)
+	watcherRestarts(t, st)
 	watcherExitNoticed(t, st)
 	watcherKilledMidInvocation(t, st)
 }

@@ -121,7 +121,7 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 	if inst.ExpiresAt, inst.Lifetime, err = m.lifetimeAt(tpl, req.Lifetime, now); err != nil {
 		return CreateResult{}, err
 	}
-	inst.Retention = m.retentionOf(tpl)
+	inst.Retention, inst.Restart = m.retentionOf(tpl), tpl.Restart.Clone()
 
 	p := store.CreateParams{
 		Instance: inst,

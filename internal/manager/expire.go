@@ -49,10 +49,14 @@ func (m *Manager) Expire(ctx context.Context, id string, at time.Time) (ExpiryOu
 	outcome, reached := ExpiryMoot, container.ReasonLifetimeReached
 	_, err := m.advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
 		var p *store.TransitionParams
-		if inst.DeleteAt != nil && inst.DeleteAt.Equal(at) {
+		switch {
+		case inst.DeleteAt != nil && inst.DeleteAt.Equal(at):
 			outcome, p = m.retentionWrite(ctx, inst, at)
 			reached = container.ReasonRetentionReached
-		} else {
+		case inst.RestartAt != nil && inst.RestartAt.Equal(at) && (inst.ExpiresAt == nil || !inst.ExpiresAt.Equal(at)):
+			outcome, p = m.restartWrite(ctx, inst, at)
+			reached = "restart due"
+		default:
 			outcome, p = m.expiryWrite(ctx, inst, at)
 		}
 		return p, nil
@@ -132,15 +136,20 @@ func Expiring(inst container.Instance) bool {
 }
 
 // Deadline is the next time berth acts on inst by itself, and whether it
-// has one: its expires_at while its expiry is still to do (Expiring), or
-// its delete_at while it stays ended under a retention. Timers and the
+// has one: the soonest of its expires_at while its expiry is still to do
+// (Expiring), its delete_at while it stays ended under a retention, and
+// its restart_at while a restart waits its backoff. Timers and the
 // reconciler call Expire with it.
 func Deadline(inst container.Instance) (time.Time, bool) {
-	switch {
-	case Expiring(inst):
-		return *inst.ExpiresAt, true
-	case inst.DeleteAt != nil && (inst.Status == fsm.Stopped || inst.Status == fsm.Failed):
-		return *inst.DeleteAt, true
+	var at time.Time
+	ok := false
+	consider := func(t *time.Time, applies bool) {
+		if t != nil && applies && (!ok || t.Before(at)) {
+			at, ok = *t, true
+		}
 	}
-	return time.Time{}, false
+	consider(inst.ExpiresAt, Expiring(inst))
+	consider(inst.DeleteAt, inst.Status.Terminal())
+	consider(inst.RestartAt, inst.Status == fsm.Running)
+	return at, ok
 }

@@ -82,6 +82,7 @@ func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifM
 				return err
 			}
 			restartWith(p, inst, m.now().UTC())
+			forgetRestarts(p)
 		}
 		out, err := m.store.Transition(ctx, *p)
 		switch {

@@ -98,6 +98,11 @@ func (m *Manager) OnEvent(ctx context.Context, ob Observation) (Applied, error) 
 }
 
 func (m *Manager) applyObservation(ctx context.Context, inst container.Instance, ob Observation) (Applied, error) {
+	if ob.Kind == ObservedExited && inst.Status == fsm.Running && inst.RestartAt != nil {
+		// The exit a scheduled restart answers, reported again (a replay,
+		// the reconciler's listing): recorded already.
+		return AppliedNoop, nil
+	}
 	to, evType, ok := target(inst.Status, ob)
 	switch {
 	case !ok:
@@ -145,7 +150,13 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 		m.metrics.Count("RejectedTransitions", 1, "Kind", string(ob.Kind))
 		return AppliedRejected, m.record(ctx, inst, ob, container.EventTransitionReject, msg)
 	}
+	if at, n, ok := restartFor(inst, ob); ok {
+		return m.scheduleRestart(ctx, inst, ob, at, n)
+	}
 	reason := statusReason(inst.Status, to, ob)
+	if inst.Restarts > 0 && inst.Status == fsm.Running && ob.Kind == ObservedExited {
+		reason = fmt.Sprintf("%s after %d restarts", reason, inst.Restarts)
+	}
 	// A member's group policy is requested in the same write as its exit,
 	// so a crash cannot separate them.
 	cleanup, note := m.memberCleanup(ctx, inst, to, evType == container.EventExited, ob.ExitCode)

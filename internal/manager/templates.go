@@ -133,6 +133,7 @@ func (m *Manager) validateTemplate(t container.Template) error {
 	validSecretEnv(&f, t)
 	validLifetime(&f, t.Lifetime)
 	validRetention(&f, t.Retention)
+	validRestart(&f, t.Restart)
 	for k, v := range t.Env {
 		checkVars(&f, "env."+k, v)
 	}

@@ -24,6 +24,7 @@ var rules = []rule{
 	dispatchRule{},
 	expiryRule{},
 	retentionRule{},
+	restartRule{},
 }
 
 // noRule takes part in no kind of write.

@@ -214,6 +214,11 @@ type TransitionParams struct {
 	// if the stored instance is still to be deleted at exactly Retention
 	// and that time has passed by the store's clock, else ErrConflict.
 	Retention *time.Time
+	// Restart, if set, makes the write the start of a restart scheduled
+	// for that time (rule_restart.go): made only if the stored instance
+	// is still running with its restart_at at exactly Restart and that
+	// time has passed by the store's clock, else ErrConflict.
+	Restart *time.Time
 }
 
 // DeleteParams removes an instance.

@@ -647,6 +647,10 @@ function instancePage(id) {
       // retention (the one it was created under, shown beside it).
       ["Deletes at", fmtTime(i.delete_at)],
       ["Retention", ["stopped", "failed"].filter((s) => i.retention && i.retention[s]).map((s) => s + " " + i.retention[s]).join(", ")],
+      // restarts under the template's policy: how many, the exit that
+      // brought the latest, and when the one waiting comes.
+      ["Restarts", i.restart && i.restart.policy !== "never" ? (i.restarts || 0) + " (" + i.restart.policy + ")" +
+        (i.last_exit !== undefined ? ", last exit " + i.last_exit : "") + (i.restart_at ? ", next " + fmtTime(i.restart_at) : "") : ""],
       ["Updated", fmtTime(i.updated_at)], ["Version", i.version]];
     if (i.labels && Object.keys(i.labels).length) rows.push(["Labels", Object.entries(i.labels).map(([k, v]) => k + "=" + v).join(", ")]);
     spec.replaceChildren(el("dl", { class: "spec" }, rows.filter(([, v]) => v !== undefined && v !== null && v !== "")

@@ -98,6 +98,12 @@ type instanceItem struct {
 	// set only while the instance has a deadline.
 	DeadlineShard string `dynamodbav:"deadline_shard,omitempty"`
 	DeadlineKey   string `dynamodbav:"deadline_key,omitempty"`
+	// Restart is container.Instance.Restart as JSON; Restarts, LastExit
+	// and RestartAt the instance's.
+	Restart   string `dynamodbav:"restart,omitempty"`
+	Restarts  int    `dynamodbav:"restarts,omitempty"`
+	LastExit  *int   `dynamodbav:"last_exit,omitempty"`
+	RestartAt string `dynamodbav:"restart_at,omitempty"`
 }
 
 func marshalInstance(in container.Instance) (map[string]types.AttributeValue, error) {
@@ -131,6 +137,9 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 	it.DeleteAt = fmtTimePtr(in.DeleteAt)
 	if at := in.Deadline(); at != nil {
 		it.DeadlineShard, it.DeadlineKey = deadlineShard(in.ID), deadlineKey(*at, in.ID)
+	}
+	if err := marshalRestart(&it, in); err != nil {
+		return nil, err
 	}
 	if in.Retention != nil {
 		r, err := json.Marshal(in.Retention)
@@ -198,7 +207,7 @@ func unmarshalInstance(av map[string]types.AttributeValue) (container.Instance, 
 			return in, fmt.Errorf("decode instance %q retention: %w", it.ID, err)
 		}
 	}
-	return in, nil
+	return in, unmarshalRestart(it, &in)
 }
 
 // eventItem is an event as stored. The item at seq 0 is not an event but the
@@ -359,4 +368,34 @@ func unmarshalOutbox(av map[string]types.AttributeValue) (container.OutboxItem, 
 		}
 	}
 	return o, nil
+}
+
+// marshalRestart writes in's restart fields into it.
+func marshalRestart(it *instanceItem, in container.Instance) error {
+	it.Restarts, it.LastExit, it.RestartAt = in.Restarts, in.LastExit, fmtTimePtr(in.RestartAt)
+	if in.Restart == nil {
+		return nil
+	}
+	r, err := json.Marshal(in.Restart)
+	if err != nil {
+		return fmt.Errorf("encode restart policy of instance %q: %w", in.ID, err)
+	}
+	it.Restart = string(r)
+	return nil
+}
+
+// unmarshalRestart reads the restart fields of it into in.
+func unmarshalRestart(it instanceItem, in *container.Instance) error {
+	in.Restarts, in.LastExit = it.Restarts, it.LastExit
+	var err error
+	if in.RestartAt, err = parseTimePtr(it.RestartAt); err != nil {
+		return fmt.Errorf("decode instance %q restart_at: %w", it.ID, err)
+	}
+	if it.Restart != "" {
+		in.Restart = &container.Restart{}
+		if err := json.Unmarshal([]byte(it.Restart), in.Restart); err != nil {
+			return fmt.Errorf("decode instance %q restart: %w", it.ID, err)
+		}
+	}
+	return nil
 }

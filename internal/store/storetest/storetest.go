@@ -146,6 +146,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"RetentionDeleteAt", testRetentionDeleteAt},
 		{"RetentionConditional", testRetentionConditional},
 		{"ListDeadlines", testListDeadlines},
+		{"RestartConditional", testRestartConditional},
 		{"DeletedIDNotReused", testDeletedIDNotReused},
 		{"Webhooks", testWebhooks},
 		{"WebhookLimits", testWebhookLimits},
