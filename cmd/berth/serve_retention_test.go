@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ import (
 func TestServeRetention(t *testing.T) {
 	t.Parallel()
 	e := newServeEnv(t, serveOptions{reconcileEvery: 10 * time.Minute,
-		containerKeys: "stopped_retention: 3s\nfailed_retention: 4s\n"})
+		containerKeys: "stopped_retention: 5s\nfailed_retention: 6s\n"})
 	e.start()
 	e.putTemplates()
 	e.must(e.call("PUT", "/api/templates/keeps-failed", adminToken, container.Template{Runtime: "docker", Image: e.image,
@@ -34,7 +35,16 @@ func TestServeRetention(t *testing.T) {
 	}
 
 	stopped, failed, kept, restarted := e.create("ok"), e.create("bad"), e.create("keeps-failed"), e.create("sleeper")
-	if stopped.Retention == nil || stopped.Retention.Stopped != "3s" || stopped.Retention.Failed != "4s" || stopped.DeleteAt != nil {
+	// Each read as it ends (the API's wait answers at once), while it is
+	// still kept: it is deleted 5 or 6 s later.
+	endedAs := map[string]chan container.Instance{stopped.ID: make(chan container.Instance, 1), failed.ID: make(chan container.Instance, 1)}
+	for _, w := range []struct {
+		id string
+		to fsm.Status
+	}{{stopped.ID, fsm.Stopped}, {failed.ID, fsm.Failed}} {
+		go func() { endedAs[w.id] <- e.endedAs(w.id, w.to) }()
+	}
+	if stopped.Retention == nil || stopped.Retention.Stopped != "5s" || stopped.Retention.Failed != "6s" || stopped.DeleteAt != nil {
 		t.Fatalf("created under the deployment's retention: %+v, delete_at %v", stopped.Retention, stopped.DeleteAt)
 	}
 	if kept.Retention == nil || *kept.Retention != (container.Retention{Stopped: "2s"}) {
@@ -54,8 +64,11 @@ func TestServeRetention(t *testing.T) {
 		in     container.Instance
 		status fsm.Status
 		after  time.Duration
-	}{{stopped, fsm.Stopped, 3 * time.Second}, {failed, fsm.Failed, 4 * time.Second}} {
-		ended := e.waitFor(c.in.ID, c.status, time.Minute)
+	}{{stopped, fsm.Stopped, 5 * time.Second}, {failed, fsm.Failed, 6 * time.Second}} {
+		ended := <-endedAs[c.in.ID]
+		if ended.ID == "" {
+			t.Fatalf("%s: not %s within a minute", c.in.ID, c.status)
+		}
 		if ended.DeleteAt == nil || ended.DeleteAt.Sub(ended.UpdatedAt) != c.after {
 			t.Fatalf("%s %s at %s with delete_at %v, want %s later", c.in.ID, c.status, ended.UpdatedAt, ended.DeleteAt, c.after)
 		}
@@ -69,8 +82,8 @@ func TestServeRetention(t *testing.T) {
 		}
 		t.Logf("retention lag (%s) on berth serve: %s", c.status, ev.At.Sub(*ended.DeleteAt))
 	}
-	// By now the deployment's 4 s has passed for both of these.
-	if in := e.waitFor(kept.ID, fsm.Failed, time.Minute); in.DeleteAt != nil || time.Since(in.UpdatedAt) < 4*time.Second {
+	// By now the deployment's 6 s has passed for both of these.
+	if in := e.waitFor(kept.ID, fsm.Failed, time.Minute); in.DeleteAt != nil || time.Since(in.UpdatedAt) < 6*time.Second {
 		t.Fatalf("a failed instance its template keeps: delete_at %v, failed %s ago", in.DeleteAt, time.Since(in.UpdatedAt))
 	}
 	if in := e.instance(e.call("GET", "/api/containers/"+restarted.ID, aliceToken, nil)); in.Status != fsm.Running {
@@ -91,4 +104,21 @@ func (e *serveEnv) waitGone(id string, within time.Duration) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// endedAs waits up to a minute, through the API's own wait, until id is
+// want and returns it then (zero when it never is); it may run on its own
+// goroutine: it fails nothing.
+func (e *serveEnv) endedAs(id string, want fsm.Status) container.Instance {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		r, err := e.do("GET", "/api/containers/"+id+"/wait?status="+string(want)+"&timeout=20s", aliceToken, nil)
+		if err == nil && r.status == http.StatusOK {
+			var in container.Instance
+			if json.Unmarshal(r.body, &in) == nil {
+				return in
+			}
+		}
+	}
+	return container.Instance{}
 }

@@ -9,11 +9,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/eventcheck"
 	"github.com/berth-io/berth/internal/fsm"
@@ -33,7 +35,7 @@ func (c *lifetimeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 // TestExpiryRaces is the seeded property of expiries on both stores: an
 // instance whose lifetime is reached is raced by several expirers at once
 // (timers firing twice, the reconciler) and by a user's stop, delete,
-// start, extension or nothing. Whoever wins, the expiry is acted on at
+// start, extension, its group's finish (whose policy stops it) or nothing. Whoever wins, the expiry is acted on at
 // most once, never missed (once the racers are done, the instance is
 // ended or being ended, or lives under a later expires_at that a start or
 // extension gave it), and its history breaks no FSM rule.
@@ -54,7 +56,8 @@ func TestExpiryRaces(t *testing.T) {
 		clk := &lifetimeClock{}
 		clk.ns.Store(time.Now().UnixNano())
 		st := b.Open(t, clk.Now)
-		m := manager.New(manager.Options{Store: st, Clock: clk.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		m := manager.New(manager.Options{Store: st, Clock: clk.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Groups: manager.GroupPolicies{OnFinished: config.CleanupStop}})
 		root := identity.Caller{User: "root", Admin: true}
 		for _, mode := range []string{container.ExpiryStop, container.ExpiryDelete} {
 			if _, _, err := m.PutTemplate(context.Background(), root, container.Template{Name: "life-" + mode, Runtime: "docker", Image: "x",
@@ -87,7 +90,7 @@ func raceRounds(t *testing.T) int {
 }
 
 // The user's moves an expiry is raced with.
-var userMoves = []string{"stop", "delete", "start", "extend", "none"}
+var userMoves = []string{"stop", "delete", "start", "extend", "finish", "none"}
 
 // expiryRound is one instance's race at its expiry.
 func expiryRound(t *testing.T, round string, rng *rand.Rand, clk *lifetimeClock, st store.Store, m *manager.Manager) {
@@ -96,7 +99,8 @@ func expiryRound(t *testing.T, round string, rng *rand.Rand, clk *lifetimeClock,
 	mode := []string{container.ExpiryStop, container.ExpiryDelete}[rng.IntN(2)]
 	move := userMoves[rng.IntN(len(userMoves))]
 	expirers := 1 + rng.IntN(3)
-	res, err := m.CreateByTemplate(ctx, alice, manager.CreateRequest{Template: "life-" + mode}, nil, "")
+	group := "g-" + strings.ReplaceAll(round, " ", "-")
+	res, err := m.CreateByTemplate(ctx, alice, manager.CreateRequest{Template: "life-" + mode, Group: group}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +137,12 @@ func expiryRound(t *testing.T, round string, rng *rand.Rand, clk *lifetimeClock,
 	go func() {
 		defer wg.Done()
 		<-startGun
+		if move == "finish" {
+			if _, err := m.FinishGroup(ctx, alice, "alice", group, "succeeded", ""); err != nil {
+				t.Errorf("%s: finish: %v", round, err)
+			}
+			return
+		}
 		userMove(t, round, move, alice, inst.ID, m)
 	}()
 	close(startGun)
