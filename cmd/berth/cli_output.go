@@ -120,14 +120,7 @@ func cliPrintRetention(w io.Writer, in client.Instance, now time.Time) error {
 	if in.Retention.Failed != "" {
 		kept = append(kept, "failed "+in.Retention.Failed)
 	}
-	deleteAt := ""
-	if at := in.DeleteAt; at != nil {
-		left := "due"
-		if at.After(now) {
-			left = "in " + cliAge(at.Sub(now))
-		}
-		deleteAt = at.UTC().Format(time.RFC3339) + " (" + left + ")"
-	}
+	deleteAt := cliDue(in.DeleteAt, now)
 	tw := cliTable(w)
 	fmt.Fprintln(tw, "\nRETENTION\tDELETE AT")
 	fmt.Fprintf(tw, "%s\t%s\n", cliCell(strings.Join(kept, ", ")), cliCell(deleteAt))
@@ -148,17 +141,24 @@ func cliPrintRestarts(w io.Writer, in client.Instance, now time.Time) error {
 	if in.LastExit != nil {
 		last = strconv.Itoa(*in.LastExit)
 	}
-	if at := in.RestartAt; at != nil {
-		left := "due"
-		if at.After(now) {
-			left = "in " + cliAge(at.Sub(now))
-		}
-		next = at.UTC().Format(time.RFC3339) + " (" + left + ")"
-	}
+	next = cliDue(in.RestartAt, now)
 	tw := cliTable(w)
 	fmt.Fprintln(tw, "\nRESTART\tRESTARTS\tLAST EXIT\tNEXT")
 	fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\n", cliCell(in.Restart.Policy), in.Restarts, in.Restart.Limit(), cliCell(last), cliCell(next))
 	return tw.Flush()
+}
+
+// cliDue writes a time berth acts at, and how soon ("due" once passed);
+// "" for none.
+func cliDue(at *time.Time, now time.Time) string {
+	if at == nil {
+		return ""
+	}
+	left := "due"
+	if at.After(now) {
+		left = "in " + cliAge(at.Sub(now))
+	}
+	return at.UTC().Format(time.RFC3339) + " (" + left + ")"
 }
 
 func cliPrintEvents(w io.Writer, items []client.Event) error {

@@ -42,15 +42,7 @@ func (c *lifetimeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 // BERTH_EXPIRY_SEED replays a run; BERTH_RACE_ROUNDS sets the rounds
 // (raceRounds: `make chaos` runs many more).
 func TestExpiryRaces(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("BERTH_EXPIRY_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("BERTH_EXPIRY_SEED: %v", err)
-		}
-	}
-	rounds := raceRounds(t)
-	t.Logf("seed %d (BERTH_EXPIRY_SEED replays it), %d rounds per store", seed, rounds)
+	seed, rounds := raceSeed(t)
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Parallel()
 		clk := &lifetimeClock{}
@@ -70,6 +62,36 @@ func TestExpiryRaces(t *testing.T) {
 			expiryRound(t, fmt.Sprintf("round %d", round), rng, clk, st, m)
 		}
 	})
+}
+
+// raceSeed is a race test's seed (BERTH_EXPIRY_SEED replays one) and its
+// rounds per store (raceRounds), logged.
+func raceSeed(t *testing.T) (uint64, int) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("BERTH_EXPIRY_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("BERTH_EXPIRY_SEED: %v", err)
+		}
+	}
+	rounds := raceRounds(t)
+	t.Logf("seed %d (BERTH_EXPIRY_SEED replays it), %d rounds per store", seed, rounds)
+	return seed, rounds
+}
+
+// history is instance id's whole history, oldest first.
+func history(t *testing.T, st store.Store, id string) []container.Event {
+	var evs []container.Event
+	for cursor := ""; ; {
+		page, err := st.ListEvents(context.Background(), id, cursor, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, page.Items...)
+		if cursor = page.NextCursor; cursor == "" {
+			return evs
+		}
+	}
 }
 
 // raceRounds is how many rounds each store's seeded race runs: 60 (20
@@ -183,17 +205,7 @@ func userMove(t *testing.T, round, move string, alice identity.Caller, id string
 // checkExpiryRound holds the round's outcome to the property.
 func checkExpiryRound(t *testing.T, round, mode, move string, st store.Store, id string, at time.Time, acted int) {
 	ctx := context.Background()
-	var evs []container.Event
-	for cursor := ""; ; {
-		page, err := st.ListEvents(ctx, id, cursor, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, page.Items...)
-		if cursor = page.NextCursor; cursor == "" {
-			break
-		}
-	}
+	evs := history(t, st, id)
 	expiries, renewed := 0, ""
 	for _, ev := range evs {
 		switch {

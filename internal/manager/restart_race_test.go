@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,15 +32,7 @@ import (
 // being started, stopped or deleted), and its history breaks no FSM rule.
 // BERTH_EXPIRY_SEED replays a run; BERTH_RACE_ROUNDS sets the rounds.
 func TestRestartRaces(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("BERTH_EXPIRY_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("BERTH_EXPIRY_SEED: %v", err)
-		}
-	}
-	rounds := raceRounds(t)
-	t.Logf("seed %d (BERTH_EXPIRY_SEED replays it), %d rounds per store", seed, rounds)
+	seed, rounds := raceSeed(t)
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Parallel()
 		clk := &lifetimeClock{}
@@ -128,17 +118,7 @@ func restartRound(t *testing.T, round string, rng *rand.Rand, clk *lifetimeClock
 // checkRestartRound holds the round's outcome to the property.
 func checkRestartRound(t *testing.T, round string, st store.Store, id string, acted int) {
 	ctx := context.Background()
-	var evs []container.Event
-	for cursor := ""; ; {
-		page, err := st.ListEvents(ctx, id, cursor, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, page.Items...)
-		if cursor = page.NextCursor; cursor == "" {
-			break
-		}
-	}
+	evs := history(t, st, id)
 	restarts, ended := 0, ""
 	for _, ev := range evs {
 		switch {

@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,15 +30,7 @@ import (
 // BERTH_EXPIRY_SEED replays a run; BERTH_RACE_ROUNDS sets the rounds
 // (raceRounds: `make chaos` runs many more).
 func TestRetentionRaces(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("BERTH_EXPIRY_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("BERTH_EXPIRY_SEED: %v", err)
-		}
-	}
-	rounds := raceRounds(t)
-	t.Logf("seed %d (BERTH_EXPIRY_SEED replays it), %d rounds per store", seed, rounds)
+	seed, rounds := raceSeed(t)
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		t.Parallel()
 		clk := &lifetimeClock{}
@@ -111,17 +101,7 @@ func retentionRound(t *testing.T, round string, rng *rand.Rand, clk *lifetimeClo
 // checkRetentionRound holds the round's outcome to the property.
 func checkRetentionRound(t *testing.T, round string, st store.Store, id string, acted int) {
 	ctx := context.Background()
-	var evs []container.Event
-	for cursor := ""; ; {
-		page, err := st.ListEvents(ctx, id, cursor, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, page.Items...)
-		if cursor = page.NextCursor; cursor == "" {
-			break
-		}
-	}
+	evs := history(t, st, id)
 	deletes := 0
 	for _, ev := range evs {
 		if ev.Message == container.ReasonRetentionReached {

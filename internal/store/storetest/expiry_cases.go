@@ -120,31 +120,34 @@ func testExpiryConditional(t *testing.T, s store.Store, c *Clock) {
 	t.Run("racing", func(t *testing.T) {
 		exp := c.Now()
 		inst := running(t, &exp)
-		const n = 6
-		var wg sync.WaitGroup
-		errs := make([]error, n)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = expire(inst, exp)
-			}()
-		}
-		wg.Wait()
-		won := 0
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				won++
-			case !errors.Is(err, store.ErrConflict):
-				t.Errorf("a racing expiry: %v, want ErrConflict", err)
-			}
-		}
-		if won != 1 {
-			t.Fatalf("%d racing expiries of one lifetime were written, want 1", won)
-		}
+		oneWins(t, "expiries of one lifetime", func() error { _, err := expire(inst, exp); return err })
 		if evs := allEvents(t, s, inst.ID, 100); evs[len(evs)-1].Message != container.ReasonLifetimeReached {
 			t.Fatalf("last event %+v, want the expiry's", evs[len(evs)-1])
 		}
 	})
+}
+
+// oneWins runs write six times at once: exactly one must be written, the
+// others refused with ErrConflict.
+func oneWins(t *testing.T, what string, write func() error) {
+	t.Helper()
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { errs[i] = write() })
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("racing %s: %v, want ErrConflict", what, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d racing %s were written, want 1", won, what)
+	}
 }

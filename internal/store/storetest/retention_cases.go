@@ -2,8 +2,6 @@ package storetest
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -128,24 +126,6 @@ func testRetentionConditional(t *testing.T, s store.Store, c *Clock) {
 		inst := ended(t, minute)
 		at := *inst.DeleteAt
 		c.Advance(time.Minute)
-		const n = 6
-		var wg sync.WaitGroup
-		errs := make([]error, n)
-		for i := range n {
-			wg.Go(func() { _, errs[i] = retire(inst, fsm.DeletePending, at) })
-		}
-		wg.Wait()
-		won := 0
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				won++
-			case !errors.Is(err, store.ErrConflict):
-				t.Errorf("a racing retention: %v, want ErrConflict", err)
-			}
-		}
-		if won != 1 {
-			t.Fatalf("%d racing retentions of one instance were written, want 1", won)
-		}
+		oneWins(t, "retentions of one instance", func() error { _, err := retire(inst, fsm.DeletePending, at); return err })
 	})
 }
