@@ -24,6 +24,7 @@ import (
 	"github.com/berth-io/berth/internal/imagestatus"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/metrics/promsink"
 	"github.com/berth-io/berth/internal/monitor"
 	"github.com/berth-io/berth/internal/notify/webhook"
 	"github.com/berth-io/berth/internal/outbox"
@@ -134,6 +135,7 @@ type server struct {
 	expiry     *expiry.Timers
 	worker     *worker.Worker
 	slots      *worker.Slots
+	metrics    *metrics.Emitter // EMF lines, and GET /metrics
 	listener   net.Listener
 	http       *http.Server
 
@@ -173,10 +175,14 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	}
 	s.store = st
 	opened = append(opened, st)
-	emf := metrics.New(io.Discard, nil)
+	// Every metric feeds GET /metrics (the sink), and the EMF lines too
+	// when server.metrics asks for them.
+	sink := promsink.New()
+	emf := metrics.New(io.Discard, nil, sink)
 	if cfg.Server.Metrics == config.MetricsStdout {
-		emf = metrics.New(out, map[string]string{"Service": "berth-local"})
+		emf = metrics.New(out, map[string]string{"Service": "berth-local"}, sink)
 	}
+	s.metrics = emf
 
 	if s.rts, err = configured.Build(cfg, log, nil); err != nil {
 		return nil, err
@@ -242,12 +248,17 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 	s.worker = worker.New(wo)
 
 	auth, mode := s.authenticator()
+	endpoint, err := s.metricsEndpoint(sink)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	handler := httpapi.New(httpapi.Options{
 		Manager: s.manager, Auth: auth, Logger: log, BodyLimit: cfg.Server.RequestBodyLimit,
 		WaitMax: cfg.Server.WaitMax, MaxWaiters: cfg.Server.MaxWaiters,
 		MaxWaitersPerCaller: cfg.Server.MaxWaitersPerCaller, Health: s.health,
 		MaxFollows: cfg.Server.MaxFollows, MaxFollowsPerCaller: cfg.Server.MaxFollowsPerCaller,
 		Logs: s.runtimes, Stats: s.runtimes, Console: console.OptionsFrom(cfg.Auth),
+		MetricsEndpoint: endpoint, MetricsToken: cfg.Server.MetricsToken.Reveal(), Metrics: emf,
 	})
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.Server.Addr)
 	if err != nil {
@@ -354,7 +365,7 @@ func (s *server) run(ctx context.Context) error {
 //
 // The store and the runtimes are closed by run once all have stopped.
 func (s *server) services() (*startstop.Group, error) {
-	ro := wiring.ReconcileOptions(s.cfg, s.manager, s.store, s.rts.All(), s.dispatcher, s.log, nil)
+	ro := wiring.ReconcileOptions(s.cfg, s.manager, s.store, s.rts.All(), s.dispatcher, s.log, s.metrics)
 	ro.Store = handedStore{Store: s.store, handover: s.handover}
 	rec, err := reconcile.New(ro)
 	if err != nil {
@@ -365,7 +376,7 @@ func (s *server) services() (*startstop.Group, error) {
 		// A start the state loop cannot take (a failed instance's) is
 		// converged at once by the reconciler's own rule.
 		loops = append(loops, startstop.New("state "+rt.Kind(), startstop.Until(func(ctx context.Context) {
-			monitor.Run(ctx, rt, monitor.Converging(s.manager, rec), s.log)
+			monitor.Run(ctx, rt, countedLoop{loop: monitor.Converging(s.manager, rec), metrics: s.metrics, kind: rt.Kind()}, s.log)
 		})))
 	}
 	loops = append(loops, startstop.New("purge", startstop.Every(time.Hour, s.purge)), rec.Service(s.cfg.Container.ReconcileEvery))

@@ -234,6 +234,7 @@ var scenario = []step{
 	{fixture: "livez", want: 200},   // nor do the probes
 	{fixture: "readyz", want: 200},
 	{fixture: "healthz", want: 200},      // an admin's
+	{fixture: "metrics", want: 501},      // an admin's: berth serve's Prometheus metrics are CloudWatch's here
 	{fixture: "console-root", want: 302}, // the web console, to anyone: GET / sends a browser to it
 	{fixture: "console", want: 200},
 	{fixture: "console-asset", want: 200},

@@ -149,6 +149,11 @@ type Server struct {
 	// always write them to stdout, where CloudWatch Logs extracts them.
 	// Defaults to DefaultServerMetrics.
 	Metrics string `yaml:"metrics"`
+	// MetricsToken, if set, is a bearer token that may read `berth
+	// serve`'s GET /metrics without being a user: a Prometheus scraper's
+	// (admins may read it with their own token). A secret: it never
+	// prints. Empty (the default): admins only.
+	MetricsToken Secret `yaml:"metrics_token"`
 	// MaxWaiters caps the GET /wait calls served at once (429 beyond).
 	// Defaults to DefaultMaxWaiters.
 	MaxWaiters int `yaml:"max_waiters"`

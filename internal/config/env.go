@@ -21,7 +21,10 @@ type envVar struct {
 	index []int  // field index path from Config
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	secretType   = reflect.TypeFor[Secret]()
+)
 
 // envVars derives the variables from the yaml tags of Config's sections,
 // so a key added to a section gets its variable without a list to keep in
@@ -175,17 +178,18 @@ func numErr(err error) error {
 // EnvValues returns every key of the named section (e.g. "container") as
 // the environment variable that sets it, with its value in cfg written as
 // that variable takes it (durations "5m0s", lists comma-separated), so that
-// Load of those variables gives the same values back. Secrets are never in
-// a section's scalar keys.
+// Load of those variables gives the same values back. Secret keys
+// (server.metrics_token) are left out: their value would print as
+// "[redacted]", and a secret is not passed on in the environment.
 func EnvValues(cfg *Config, section string) map[string]string {
 	out := map[string]string{}
 	root := reflect.ValueOf(cfg).Elem()
 	for _, v := range envVars() {
 		sec, _, _ := strings.Cut(v.key, ".")
-		if sec != section {
+		f := root.FieldByIndex(v.index)
+		if sec != section || f.Type() == secretType {
 			continue
 		}
-		f := root.FieldByIndex(v.index)
 		switch {
 		case f.Type() == durationType:
 			out[v.name] = time.Duration(f.Int()).String()

@@ -12,10 +12,12 @@ import (
 // The secrets of secretFile; none may appear in any printout.
 var secrets = []string{
 	"tok-alice-s3cr3t-AAAA", "tok-root-s3cr3t-BBBB", "hunter2-registry-CCCC",
-	"PRIVATE-KEY-DDDD",
+	"PRIVATE-KEY-DDDD", "scrape-s3cr3t-EEEE",
 }
 
 const secretFile = `
+server:
+  metrics_token: scrape-s3cr3t-EEEE
 auth:
   tokens:
     tok-alice-s3cr3t-AAAA: {user: alice}
@@ -38,7 +40,7 @@ func TestSecretsNeverPrint(t *testing.T) {
 	}
 	// The values are there for those who ask.
 	if cfg.Auth.Tokens[0].Token.Reveal() != secrets[0] || cfg.Docker.Registries[0].Password != secrets[2] ||
-		cfg.Docker.Hosts[0].TLS.Key != secrets[3] {
+		cfg.Docker.Hosts[0].TLS.Key != secrets[3] || cfg.Server.MetricsToken.Reveal() != secrets[4] {
 		t.Fatal("secrets not loaded")
 	}
 
@@ -53,6 +55,10 @@ func TestSecretsNeverPrint(t *testing.T) {
 		outputs["host "+verb] = fmt.Sprintf(verb, cfg.Docker.Hosts[0])
 		outputs["tls "+verb] = fmt.Sprintf(verb, cfg.Docker.Hosts[0].TLS)
 		outputs["registry "+verb] = fmt.Sprintf(verb, cfg.Docker.Registries[0])
+		outputs["server "+verb] = fmt.Sprintf(verb, cfg.Server)
+	}
+	for _, sec := range []string{"server", "auth"} {
+		outputs["EnvValues "+sec] = fmt.Sprint(EnvValues(cfg, sec))
 	}
 	js, err := json.Marshal(cfg)
 	if err != nil {
@@ -91,6 +97,29 @@ func TestSecretsNeverPrint(t *testing.T) {
 	}
 	if got := outputs["registry %#v"]; !strings.HasPrefix(got, "config.Registry{") {
 		t.Errorf("registry %%#v = %s, want the public type name", got)
+	}
+}
+
+// TestMetricsTokenChecked: server.metrics_token travels in a header and is
+// no user's token; the errors say so without quoting it.
+func TestMetricsTokenChecked(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"server:\n  metrics_token: \"scrape s3cr3t\"\n", "server.metrics_token: must not contain spaces"},
+		{"server:\n  metrics_token: tok-alice-s3cr3t-AAAA\nauth:\n  tokens:\n    tok-alice-s3cr3t-AAAA: {user: alice}\n",
+			"server.metrics_token: is also the token of auth.tokens[0] (alice)"},
+	} {
+		_, err := Load(writeFile(t, tc.body), noEnv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.body, err, tc.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("the error quotes the token: %v", err)
+		}
+	}
+	cfg, err := Load("", envOf(map[string]string{"BERTH_SERVER_METRICS_TOKEN": "scrape-s3cr3t-EEEE"}))
+	if err != nil || cfg.Server.MetricsToken.Reveal() != "scrape-s3cr3t-EEEE" {
+		t.Fatalf("BERTH_SERVER_METRICS_TOKEN: %v", err)
 	}
 }
 

@@ -90,6 +90,7 @@ func validate(cfg *Config, src *sources) []error {
 	c.secrets(&cfg.Secrets)
 	c.store(&cfg.Store)
 	c.auth(&cfg.Auth)
+	c.metricsToken(cfg.Server.MetricsToken, cfg.Auth.Tokens)
 	c.docker(&cfg.Docker)
 	c.kubernetes(&cfg.Kubernetes)
 	c.queue(&cfg.Queue)
@@ -157,6 +158,10 @@ func (c *checker) server(s *Server) {
 	c.atLeast("server.request_body_limit", s.RequestBodyLimit, 1)
 	c.positive("server.wait_max", s.WaitMax)
 	oneOf(c, "server.metrics", s.Metrics, MetricsNone, MetricsStdout)
+	// Messages here must never quote the token.
+	if tok := s.MetricsToken.Reveal(); strings.IndexFunc(tok, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		c.fail("server.metrics_token", "must not contain spaces or control characters (it travels in an Authorization header)")
+	}
 	c.atLeast("server.max_waiters", int64(s.MaxWaiters), 1)
 	c.atLeast("server.max_waiters_per_caller", int64(s.MaxWaitersPerCaller), 1)
 	c.atLeast("server.max_follows", int64(s.MaxFollows), 1)
@@ -167,6 +172,16 @@ func (c *checker) server(s *Server) {
 	c.atLeast("server.max_header_bytes", int64(s.MaxHeaderBytes), 1)
 	if s.WriteTimeout <= s.WaitMax {
 		c.fail("server.write_timeout", "must exceed server.wait_max (%s), or a long GET /wait is cut off; got %s", s.WaitMax, s.WriteTimeout)
+	}
+}
+
+// metricsToken refuses a scraper's token that is also a user's: a
+// request with it would be both, and the user could not be told apart.
+func (c *checker) metricsToken(tok Secret, users Tokens) {
+	for i, u := range users {
+		if tok != "" && u.Token == tok {
+			c.fail("server.metrics_token", "is also the token of auth.tokens[%d] (%s): give the scraper a token of its own", i, u.User)
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/berth-io/berth/internal/console"
 	"github.com/berth-io/berth/internal/identity"
 	"github.com/berth-io/berth/internal/manager"
+	"github.com/berth-io/berth/internal/metrics"
 )
 
 // Authenticator tells who makes a request. ok=false means the request is
@@ -77,6 +78,16 @@ type Options struct {
 	// Console configures the web console served under /console (its
 	// identity provider, if any).
 	Console console.Options
+	// MetricsEndpoint serves GET /metrics (Prometheus's text format) once
+	// the caller is let in; nil answers it 501 (the api function on AWS,
+	// whose metrics CloudWatch has).
+	MetricsEndpoint http.Handler
+	// MetricsToken, if set, is a bearer token that may read GET /metrics
+	// without being a user (server.metrics_token: a Prometheus scraper's).
+	MetricsToken string
+	// Metrics, if set, counts every request answered (MetricHTTPRequests).
+	// berth serve sets it; on AWS API Gateway counts them.
+	Metrics *metrics.Emitter
 }
 
 // DefaultRetryAfter is Options.RetryAfter's default.
@@ -100,6 +111,10 @@ type handler struct {
 	mux     *http.ServeMux
 	// routes is every method and pattern registered, for Routes.
 	routes []Route
+	// metricsEndpoint, metricsToken and metrics are Options'.
+	metricsEndpoint http.Handler
+	metricsToken    string
+	metrics         *metrics.Emitter
 }
 
 // Route is one method on one path pattern (ServeMux syntax: /api/containers/{id}).
@@ -126,7 +141,8 @@ func Routes(h http.Handler) []Route {
 // New returns the API handler.
 func New(o Options) http.Handler {
 	h := &handler{m: o.Manager, auth: o.Auth, log: o.Logger, bodyLimit: o.BodyLimit, waitMax: o.WaitMax,
-		health: o.Health, logs: o.Logs, logsPolled: o.LogsPolled, stats: o.Stats, retryAfter: o.RetryAfter, mux: http.NewServeMux()}
+		health: o.Health, logs: o.Logs, logsPolled: o.LogsPolled, stats: o.Stats, retryAfter: o.RetryAfter, mux: http.NewServeMux(),
+		metricsEndpoint: o.MetricsEndpoint, metricsToken: o.MetricsToken, metrics: o.Metrics}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -174,6 +190,7 @@ func New(o Options) http.Handler {
 		h.probe("/readyz", h.readyz)
 		h.route("/healthz", map[string]apiFunc{"GET": h.healthz, "HEAD": h.healthz})
 	}
+	h.serveMetrics()
 	// The web console (internal/console): static files that use the API
 	// above like any client; GET / sends a browser there.
 	ch := console.New(o.Console)
@@ -263,6 +280,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeProblem(rec, r, http.StatusInternalServerError, "Internal Server Error", "request "+reqID+" failed", nil)
 			}
 		}
+		h.countRequest(r, rec.status)
 		h.log.InfoContext(r.Context(), "request", "request_id", reqID, "method", r.Method, "path", r.URL.Path,
 			"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "user", caller.User)
 	}()

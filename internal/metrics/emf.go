@@ -1,6 +1,9 @@
 // Package metrics writes CloudWatch Embedded Metric Format (EMF) lines: one
 // JSON object per line that CloudWatch Logs turns into metrics when berth
 // runs in Lambda, and that stay readable JSON logs when it runs locally.
+// An Emitter also feeds its Sinks every value it emits: `berth serve` keeps
+// them in a Prometheus registry (internal/metrics/promsink) that GET /metrics serves, so
+// the names and dimensions are the EMF ones, written once in the code.
 package metrics
 
 import (
@@ -24,19 +27,22 @@ const (
 // Emitter writes EMF lines to one writer. A nil *Emitter discards metrics,
 // so components may be built without one.
 type Emitter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	now  func() time.Time
-	base map[string]string
+	mu    sync.Mutex
+	w     io.Writer
+	now   func() time.Time
+	base  map[string]string
+	sinks []Sink
 }
 
 // New returns an Emitter writing to w (os.Stdout if nil), adding the base
-// dimensions (e.g. Function) to every metric.
-func New(w io.Writer, base map[string]string) *Emitter {
+// dimensions (e.g. Function) to every metric, and handing every value to
+// sinks too (without the base dimensions: those say which process emitted,
+// which a scraper knows already). With w io.Discard no EMF line is encoded.
+func New(w io.Writer, base map[string]string, sinks ...Sink) *Emitter {
 	if w == nil {
 		w = os.Stdout
 	}
-	return &Emitter{w: w, now: time.Now, base: base}
+	return &Emitter{w: w, now: time.Now, base: base, sinks: sinks}
 }
 
 // Count emits a counter; dims are name/value pairs.
@@ -50,6 +56,12 @@ func (e *Emitter) Duration(name string, d time.Duration, dims ...string) {
 // Emit writes one metric value with its unit and dimensions.
 func (e *Emitter) Emit(name string, v float64, unit string, dims ...string) {
 	if e == nil {
+		return
+	}
+	for _, s := range e.sinks {
+		s.Observe(name, v, unit, dims)
+	}
+	if e.w == io.Discard {
 		return
 	}
 	doc := map[string]any{}
