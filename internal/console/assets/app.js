@@ -1,7 +1,7 @@
 // berth console: one module, no dependencies, built only on berth's public
 // API (docs/openapi.yaml). Pages are routed by the URL fragment (#/containers,
 // #/containers/ID, #/groups, #/groups/NAME, #/templates, #/templates/NAME,
-// #/templates/new, #/quotas, #/signin) so that the server serves a single page.
+// #/templates/new, #/quotas, #/overview, #/signin) so that the server serves a single page.
 "use strict";
 
 const TOKEN_KEY = "berth.token";
@@ -232,6 +232,7 @@ function signOutEverywhere() {
 function chrome() {
   const signedIn = session.local || !!session.token;
   document.getElementById("nav").hidden = !signedIn;
+  document.getElementById("nav-overview").hidden = !session.admin;
   document.getElementById("signout").hidden = !session.token;
   document.getElementById("who").textContent = session.local
     ? "local admin (no tokens configured)"
@@ -762,6 +763,9 @@ function endpointsPanel() {
 const STATS_EVERY_MS = 5000;
 const STATS_KEEP = 60;
 
+// keep appends v to a, dropping what is older than the last STATS_KEEP.
+const keep = (a, v) => { a.push(v); if (a.length > STATS_KEEP) a.shift(); };
+
 // SVG_NS is the SVG namespace, as the HTML parser gives an <svg> (no URL
 // is written in the script: the console serves none).
 const SVG_NS = new DOMParser().parseFromString("<svg></svg>", "text/html").body.firstChild.namespaceURI;
@@ -805,7 +809,6 @@ function statsPanel(path) {
   const box = el("section", { "aria-labelledby": ids.h }, el("h2", { id: ids.h }, "Usage"), note, body);
   const cpu = [], mem = [];
   let busy = false, served = true, lastLoad = 0;
-  const keep = (a, v) => { a.push(v); if (a.length > STATS_KEEP) a.shift(); };
   const draw = (s) => {
     keep(cpu, s.cpu.cores);
     keep(mem, s.memory.usage_bytes);
@@ -1184,6 +1187,84 @@ function quotaForm(box) {
   el("button", { type: "submit", class: "primary", id: "quota-save" }, "Set override"));
 }
 
+// ---- overview (admins) ----
+
+// OVERVIEW_EVERY_MS is how often the overview reads GET /metrics; the last
+// STATS_KEEP readings are drawn.
+const OVERVIEW_EVERY_MS = 3000;
+
+// parseMetrics reads Prometheus's text format (GET /metrics) into samples
+// [name, labels, value]; comment lines match nothing.
+function parseMetrics(text) {
+  const out = [];
+  for (const line of text.split("\n")) {
+    const m = /^(\w+)(?:\{(.*)\})? (\S+)/.exec(line);
+    if (!m) continue;
+    const labels = {};
+    for (const [, k, v] of (m[2] || "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[k] = v;
+    out.push([m[1], labels, Number(m[3])]);
+  }
+  return out;
+}
+
+// total adds the samples of name whose labels pass f.
+const total = (s, name, f = () => true) => s.reduce((a, [n, l, v]) => n === name && f(l) ? a + v : a, 0);
+
+// bound is the upper bound (seconds) of the histogram's bucket that holds
+// its q quantile, over every series (the buckets come in ascending order);
+// "—" without observations.
+function bound(s, name, q) {
+  const b = new Map();
+  for (const [n, l, v] of s) if (n === name + "_bucket") b.set(l.le, (b.get(l.le) || 0) + v);
+  const all = b.get("+Inf"), [le] = [...b].find(([, c]) => c >= q * all) || [];
+  return !all ? "—" : le === "+Inf" ? "more" : "≤ " + le + " s";
+}
+
+// overviewPage draws berth's own numbers (GET /metrics, for admins), read
+// every OVERVIEW_EVERY_MS: the pipeline's tiles and, over the last
+// readings, charts, then a tile for each of berth's metrics (its total over
+// the labels). Where the deployment serves no /metrics (501: on AWS,
+// CloudWatch has them) it says so and stops asking.
+async function overviewPage() {
+  const note = el("p", { class: "muted", id: "overview-note" }, "Reading GET /metrics…");
+  const body = el("div", { id: "overview" });
+  page("Overview", note, body);
+  const q = [], adm = [], rps = [];
+  let last = null, served = true;
+  const load = async () => {
+    if (!served) return;
+    let s;
+    try {
+      s = parseMetrics(await apiText("/metrics"));
+    } catch (e) {
+      served = e.status !== 501;
+      note.textContent = problemText(e);
+      return;
+    }
+    const t = (n, f) => total(s, "berth_" + n, f), now = Date.now(), D = "berth_create_duration_seconds";
+    const creates = (c) => t("http_requests_total", (l) => l.route === "/api/containers" && l.method === "POST" && l.code === c);
+    const req = t("http_requests_total"), queued = t("queue_messages", (l) => l.state !== "in_flight"), use = t("admission_in_use"), lim = t("admission_limit");
+    keep(q, queued);
+    keep(adm, use);
+    if (last) keep(rps, Math.max(0, (req - last[0]) / (now - last[1]) * 1000));
+    last = [req, now];
+    const fams = {};
+    for (const [n, , v] of s) if (/^berth_(?!.*_(sum|bucket)$)/.test(n)) fams[n] = (fams[n] || 0) + v;
+    const tiles = [["accepted", "Creates accepted", creates("202")], ["refused", "Creates refused", creates("429")],
+      ["admission", "Admission in use", `${use} of ${lim}`], ["queued", "Queued", queued],
+      ["latency", "Create → running p50, p99", bound(s, D, 0.5) + ", " + bound(s, D, 0.99)],
+      ...Object.entries(fams).map(([n, v]) => [n, n.slice(6).replace(/_/g, " "), Math.round(v * 1000) / 1000])];
+    const chart = (id, a, top, text) => el("figure", {}, sparkline("ov-" + id, a.length ? a : [0], top, text), el("figcaption", {}, text));
+    note.textContent = `Since berth started; ${q.length} reading(s), one every ${OVERVIEW_EVERY_MS / 1000} s.`;
+    body.replaceChildren(el("div", { class: "charts" }, chart("queued", q, Math.max(1, ...q), "Queued: " + queued),
+      chart("admission", adm, Math.max(1, lim), `Admission in use: ${use} of ${lim}`),
+      chart("rps", rps, Math.max(1, ...rps), `Requests per second: ${(rps[rps.length - 1] || 0).toFixed(1)}`)),
+    el("dl", { class: "tiles" }, tiles.map(([id, k, v]) => el("div", {}, el("dt", {}, k), el("dd", { id: "m-" + id }, String(v))))));
+  };
+  await load();
+  every(OVERVIEW_EVERY_MS, load);
+}
+
 // ---- router ----
 
 function route() {
@@ -1207,6 +1288,7 @@ function route() {
     case "groups": return parts[1] ? groupPage(parts[1], params) : groupsPage(params);
     case "templates": return parts[1] ? templatePage(parts[1]) : templatesPage();
     case "quotas": return quotasPage();
+    case "overview": return overviewPage();
     case "containers":
     default:
       return parts[1] ? instancePage(parts[1]) : containersPage(params);
