@@ -311,6 +311,11 @@ func (s *server) printStartup(mode string) {
 	}
 	fmt.Fprintf(s.out, "berth serve: API on http://%s\n", s.listener.Addr())
 	fmt.Fprintf(s.out, "  console:  http://%s%s\n", s.listener.Addr(), console.Path)
+	scrapers := "admins"
+	if s.cfg.Server.MetricsToken != "" {
+		scrapers += " and server.metrics_token"
+	}
+	fmt.Fprintf(s.out, "  metrics:  http://%s%s (Prometheus; %s)\n", s.listener.Addr(), httpapi.MetricsPath, scrapers)
 	fmt.Fprintf(s.out, "  config:   %s\n", cfgFile)
 	fmt.Fprintf(s.out, "  store:    %s\n", s.cfg.Store.BoltPath)
 	for _, h := range s.cfg.Docker.Hosts {

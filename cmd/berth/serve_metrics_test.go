@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,9 @@ func TestServeMetrics(t *testing.T) {
 	e.env = append(e.env, "BERTH_SERVER_METRICS_TOKEN="+scraperToken)
 	e.start()
 	e.putTemplates()
-
+	if want := "  metrics:  http://" + e.addr + "/metrics (Prometheus; admins and server.metrics_token)\n"; !strings.Contains(e.out.String(), want) {
+		t.Errorf("the start-up summary does not name the metrics route (never the token):\n%s", e.out)
+	}
 	for _, tc := range []struct {
 		name, token string
 		want        int
@@ -112,6 +115,9 @@ func TestServeMetrics(t *testing.T) {
 	}
 	if !has(mfs["berth_admission_in_use"], nil) || !has(mfs["berth_create_slots_in_use"], nil) || mfs["go_goroutines"] == nil {
 		t.Error("the admission, slot or Go runtime gauges are missing")
+	}
+	if strings.Contains(e.out.String()+e.logs.String(), scraperToken) {
+		t.Error("the scraper's token is printed")
 	}
 }
 
