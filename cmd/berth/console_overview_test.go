@@ -54,8 +54,11 @@ func TestConsoleOverview(t *testing.T) {
 	if got := b.text("#m-accepted"); got != strconv.Itoa(int(accepted)) || accepted != n {
 		t.Errorf("creates accepted: the page says %q, a scrape %v, want %d", got, accepted, n)
 	}
-	if got := b.text("#m-admission"); !strings.HasSuffix(got, " of 7") {
-		t.Errorf("admission tile %q, want … of 7 (create_queue_max_pending)", got)
+	if got := b.text("#m-berth_admission_limit"); got != "7" {
+		t.Errorf("admission limit tile %q, want 7 (create_queue_max_pending)", got)
+	}
+	if got := b.text("#ov-admission + figcaption"); !strings.HasSuffix(got, " of 7") {
+		t.Errorf("admission chart %q, want … of 7", got)
 	}
 	if got := b.text("#m-latency"); !strings.HasPrefix(got, "≤ ") {
 		t.Errorf("create → running tile %q, want the p50 and p99 bounds", got)

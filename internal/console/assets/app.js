@@ -1210,24 +1210,25 @@ function parseMetrics(text) {
 // total adds the samples of name whose labels pass f.
 const total = (s, name, f = () => true) => s.reduce((a, [n, l, v]) => n === name && f(l) ? a + v : a, 0);
 
-// bound is the upper bound (seconds) of the histogram's bucket that holds
-// its q quantile, over every series (the buckets come in ascending order);
-// "—" without observations.
+// bound is "≤ " the upper bound (seconds, +Inf past the last) of the
+// histogram's bucket that holds its q quantile, over every series (the
+// buckets come in ascending order); "—" without observations.
 function bound(s, name, q) {
   const b = new Map();
   for (const [n, l, v] of s) if (n === name + "_bucket") b.set(l.le, (b.get(l.le) || 0) + v);
   const all = b.get("+Inf"), [le] = [...b].find(([, c]) => c >= q * all) || [];
-  return !all ? "—" : le === "+Inf" ? "more" : "≤ " + le + " s";
+  return all ? "≤ " + le : "—";
 }
 
 // overviewPage draws berth's own numbers (GET /metrics, for admins), read
-// every OVERVIEW_EVERY_MS: the pipeline's tiles and, over the last
-// readings, charts, then a tile for each of berth's metrics (its total over
+// every OVERVIEW_EVERY_MS: charts over the last readings (queued, admission
+// in use, requests per second), tiles for creates accepted and refused and
+// create → running, then a tile for each of berth's metrics (its total over
 // the labels). Where the deployment serves no /metrics (501: on AWS,
 // CloudWatch has them) it says so and stops asking.
 async function overviewPage() {
-  const note = el("p", { class: "muted", id: "overview-note" }, "Reading GET /metrics…");
-  const body = el("div", { id: "overview" });
+  const note = el("p", { class: "muted", id: "overview-note" }, "Reading…");
+  const body = el("div");
   page("Overview", note, body);
   const q = [], adm = [], rps = [];
   let last = null, served = true;
@@ -1242,7 +1243,8 @@ async function overviewPage() {
       return;
     }
     const t = (n, f) => total(s, "berth_" + n, f), now = Date.now(), D = "berth_create_duration_seconds";
-    const creates = (c) => t("http_requests_total", (l) => l.route === "/api/containers" && l.method === "POST" && l.code === c);
+    // Only a create is 202 or 429 there.
+    const creates = (c) => t("http_requests_total", (l) => l.route === "/api/containers" && l.code === c);
     const req = t("http_requests_total"), queued = t("queue_messages", (l) => l.state !== "in_flight"), use = t("admission_in_use"), lim = t("admission_limit");
     keep(q, queued);
     keep(adm, use);
@@ -1251,11 +1253,10 @@ async function overviewPage() {
     const fams = {};
     for (const [n, , v] of s) if (/^berth_(?!.*_(sum|bucket)$)/.test(n)) fams[n] = (fams[n] || 0) + v;
     const tiles = [["accepted", "Creates accepted", creates("202")], ["refused", "Creates refused", creates("429")],
-      ["admission", "Admission in use", `${use} of ${lim}`], ["queued", "Queued", queued],
-      ["latency", "Create → running p50, p99", bound(s, D, 0.5) + ", " + bound(s, D, 0.99)],
-      ...Object.entries(fams).map(([n, v]) => [n, n.slice(6).replace(/_/g, " "), Math.round(v * 1000) / 1000])];
-    const chart = (id, a, top, text) => el("figure", {}, sparkline("ov-" + id, a.length ? a : [0], top, text), el("figcaption", {}, text));
-    note.textContent = `Since berth started; ${q.length} reading(s), one every ${OVERVIEW_EVERY_MS / 1000} s.`;
+      ["latency", "Create → running p50, p99 (s)", bound(s, D, 0.5) + ", " + bound(s, D, 0.99)],
+      ...Object.entries(fams).map(([n, v]) => [n, n.slice(6).replace(/_/g, " "), +v.toFixed(3)])];
+    const chart = (id, a, top, text) => el("figure", {}, sparkline("ov-" + id, a, top, text), el("figcaption", {}, text));
+    note.textContent = q.length + " reading(s)";
     body.replaceChildren(el("div", { class: "charts" }, chart("queued", q, Math.max(1, ...q), "Queued: " + queued),
       chart("admission", adm, Math.max(1, lim), `Admission in use: ${use} of ${lim}`),
       chart("rps", rps, Math.max(1, ...rps), `Requests per second: ${(rps[rps.length - 1] || 0).toFixed(1)}`)),
