@@ -205,8 +205,9 @@ type Report struct {
 	OrphansRemoved  int `json:"orphans_removed"`
 	OrphansDeferred int `json:"orphans_deferred"` // younger than OrphanGrace: not removed as orphans yet
 
-	// Expired: instances past their expires_at whose stop or delete this
-	// pass requested (the timers had not).
+	// Expired: active instances past a deadline whose action this pass
+	// requested (the timers had not): a lifetime's stop or delete, or a
+	// restart's start.
 	Expired int `json:"expired"`
 	// RetentionDeleted: ended instances past their delete_at whose delete
 	// this pass requested.
