@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -61,11 +62,4 @@ func (s *Store) ListDeadlines(ctx context.Context, until time.Time, cur string, 
 }
 
 // idOfKey is the instance id a deadline_key ends with.
-func idOfKey(key string) string {
-	for i := len(key) - 1; i >= 0; i-- {
-		if key[i] == '#' {
-			return key[i+1:]
-		}
-	}
-	return key
-}
+func idOfKey(key string) string { return key[strings.LastIndexByte(key, '#')+1:] }
