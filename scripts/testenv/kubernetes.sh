@@ -27,7 +27,8 @@ readonly KWOK_VERSION=0.8.0
 readonly CACHE_ROOT=${BERTH_CACHE_DIR:-$HOME/.cache/berth}
 readonly KUBE_DIR=$CACHE_ROOT/kubernetes-$KUBERNETES_VERSION
 readonly ETCD_DIR=$CACHE_ROOT/etcd-$ETCD_VERSION
-readonly KWOK_DIR=$CACHE_ROOT/kwok-$KWOK_VERSION
+# -uid: built with kwok_uid_delete's fix (the suffix makes a cache built without it build again).
+readonly KWOK_DIR=$CACHE_ROOT/kwok-$KWOK_VERSION-uid
 readonly START_TIMEOUT=${BERTH_KUBERNETES_START_TIMEOUT:-300} # seconds until the cluster is usable (generous: shared cores)
 
 readonly SERVICE=kubernetes
@@ -124,15 +125,34 @@ EOF
 		die "building etcd failed"
 }
 
+# kwok_uid_delete SRC: kwok deletes a Pod by its name alone. A delete it queued for a Pod (its
+# pod-delete stage, queued again by each update of a Pod being deleted) can then run after that Pod
+# is gone and a new one has its name, and delete the new one: a stop then start (berth makes the Pod
+# again under its name) lost its Pod about once in sixty loaded runs. This makes the delete in the
+# module's source copy SRC conditional on the UID of the Pod it was queued for, as a kubelet's is.
+kwok_uid_delete() {
+	local f=$1/pkg/kwok/controllers/pod_controller.go
+	sed -i 's/Delete(ctx, pod.Name, deleteOpt)/Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: deleteOpt.GracePeriodSeconds, Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})/' "$f"
+	grep -q 'NewUIDPreconditions(string(pod.UID))' "$f" ||
+		die "kwok v$KWOK_VERSION: the Pod delete to make conditional is not where expected in $f"
+}
+
 build_kwok_into() {
 	local dir=$1
 	mkdir -p "$dir/bin"
 	log "building kwok v$KWOK_VERSION (cold: ~3 min)"
-	GOBIN=$dir/bin run go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION" ||
+	# Built from a writable copy of the module (what `go install …@v$KWOK_VERSION` builds, with the
+	# same go.mod), because kwok_uid_delete changes one file of it.
+	local mod src=$dir/src
+	mod=$(cd "$dir" && run go mod download -json "sigs.k8s.io/kwok@v$KWOK_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	[[ -n $mod && -d $mod ]] || die "downloading kwok failed"
+	cp -r "$mod" "$src" && chmod -R u+w "$src"
+	kwok_uid_delete "$src"
+	(cd "$src" && GOFLAGS=-mod=mod run go build -trimpath -ldflags "-s -w" -o "$dir/bin/kwok" ./cmd/kwok) ||
 		die "building kwok failed"
+	rm -rf "$src"
 	# kwok standalone has no stages: keep the module's own (Pods become Running, deleted Pods go, Nodes
 	# become Ready) beside the binary.
-	local mod
 	mod=$(go env GOMODCACHE)/sigs.k8s.io/kwok@v$KWOK_VERSION/kustomize/stage
 	mkdir -p "$dir/stages"
 	cp "$mod/pod/fast/pod-ready.yaml" "$mod/pod/fast/pod-delete.yaml" "$mod/node/fast/node-initialize.yaml" \
