@@ -299,7 +299,7 @@ func (s *server) authenticator() (httpapi.Authenticator, string) {
 	}
 	users := make([]httpapi.TokenUser, 0, len(s.cfg.Auth.Tokens))
 	for _, t := range s.cfg.Auth.Tokens {
-		users = append(users, httpapi.TokenUser{Token: t.Token.Reveal(), User: t.User, Admin: t.Admin, Team: t.Team})
+		users = append(users, httpapi.TokenUser{Token: t.Token.Reveal(), User: t.User, Admin: t.Admin, Team: t.Team, OnBehalfOf: t.OnBehalfOf})
 	}
 	return httpapi.TokenAuth(users), fmt.Sprintf("bearer tokens: %d configured user token(s)", len(users))
 }

@@ -48,6 +48,8 @@ const (
 	aliceToken = "test-alice-token"
 	bobToken   = "test-bob-token"
 	carolToken = "test-carol-token"
+	// engineToken is a service's: it may act on behalf of users.
+	engineToken = "test-engine-token"
 )
 
 // serveEnv is one test's berth: its config, data dir, scope and engine.
@@ -222,8 +224,8 @@ func authSection(none, teams bool) string {
 	if teams {
 		team = ", team: data"
 	}
-	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice%s}\n    %s: {user: bob}\n    %s: {user: carol%s}",
-		adminToken, aliceToken, team, bobToken, carolToken, team)
+	return fmt.Sprintf("auth:\n  tokens:\n    %s: {user: root, admin: true}\n    %s: {user: alice%s}\n    %s: {user: bob}\n    %s: {user: carol%s}\n    %s: {user: engine, on_behalf_of: true}",
+		adminToken, aliceToken, team, bobToken, carolToken, team, engineToken)
 }
 
 // start runs `berth serve` and waits until it answers /readyz. An address

@@ -106,4 +106,33 @@ func TestServeQuotas(t *testing.T) {
 	}
 	e.must(create(carolToken), http.StatusAccepted)
 	e.refused("carol's next", create(carolToken), "instances", "team", "data", "4", "4")
+	serveOnBehalfOf(e)
+}
+
+// serveOnBehalfOf: a service acting on behalf of users is charged to them
+// (their quota and their team's refuse it, a new user's fills up as the
+// user's own creates would) and a caller without the claim is refused.
+func serveOnBehalfOf(e *serveEnv) {
+	e.t.Helper()
+	for_ := func(token, user, team string) apiResp {
+		return e.call("POST", "/api/containers", token, map[string]string{"template": "sleeper", "on_behalf_of": user, "on_behalf_of_team": team})
+	}
+	e.must(for_(bobToken, "alice", ""), http.StatusForbidden)
+	e.must(for_(adminToken, "alice", ""), http.StatusForbidden)
+	e.refused("bob's, by the engine", for_(engineToken, "bob", ""), "instances", "user", "bob", "3", "3")
+	e.refused("carol's team's, by the engine", for_(engineToken, "carol", "data"), "instances", "team", "data", "4", "4")
+	d1 := e.instance(e.must(for_(engineToken, "dave", ""), http.StatusAccepted))
+	e.must(for_(engineToken, "dave", ""), http.StatusAccepted)
+	e.refused("dave's third, by the engine", for_(engineToken, "dave", ""), "running", "user", "dave", "2", "2")
+	if d1.Owner != "dave" {
+		e.t.Errorf("made on behalf of dave, owned by %q", d1.Owner)
+	}
+	var evs struct{ Items []container.Event }
+	_ = json.Unmarshal(e.must(e.call("GET", "/api/containers/"+d1.ID+"/events", adminToken, nil), http.StatusOK).body, &evs)
+	if len(evs.Items) == 0 || evs.Items[0].Actor != "engine" || evs.Items[0].OnBehalfOf != "dave" {
+		e.t.Errorf("dave's first event: %+v, want the engine acting on behalf of dave", evs.Items)
+	}
+	// The engine deletes what it made, as dave only.
+	e.must(e.call("DELETE", "/api/containers/"+d1.ID, engineToken, nil), http.StatusNotFound)
+	e.must(e.call("DELETE", "/api/containers/"+d1.ID+"?on_behalf_of=dave", engineToken, nil), http.StatusAccepted)
 }

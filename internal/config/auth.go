@@ -22,6 +22,10 @@ type Auth struct {
 	// TeamClaim is the JWT claim naming the caller's team, whose quota
 	// covers its members together. Empty, or absent from a token: no team.
 	TeamClaim string `yaml:"team_claim"`
+	// OnBehalfOfClaim is the JWT claim that, set to "true", lets a service
+	// principal act on behalf of users (a create's on_behalf_of; api.md,
+	// "On behalf of"). Empty, or not "true" in a token: it may not.
+	OnBehalfOfClaim string `yaml:"on_behalf_of_claim"`
 	// OIDCIssuer is the OpenID Connect issuer the web console signs in
 	// with (authorization code flow with PKCE, in the browser): the stack's
 	// Cognito pool or the configured JWT issuer on AWS. Empty: the console
@@ -47,6 +51,8 @@ type Token struct {
 	Admin bool
 	// Team is the caller's team (quotas); empty: none.
 	Team string
+	// OnBehalfOf lets the token's caller act on behalf of users.
+	OnBehalfOf bool
 }
 
 // Tokens are the local bearer tokens, in file order.
@@ -62,6 +68,8 @@ type tokenEntry struct {
 	User  string `yaml:"user"`
 	Admin bool   `yaml:"admin"`
 	Team  string `yaml:"team"`
+	// OnBehalfOf: the caller may act on behalf of users.
+	OnBehalfOf bool `yaml:"on_behalf_of"`
 }
 
 // UnmarshalYAML decodes the map form. Its errors are *yaml.TypeError so
@@ -70,7 +78,7 @@ type tokenEntry struct {
 func (t *Tokens) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
-			"line %d: auth.tokens: must be a map of token to {user, admin, team}", n.Line)}}
+			"line %d: auth.tokens: must be a map of token to {user, admin, team, on_behalf_of}", n.Line)}}
 	}
 	var errs []string
 	out := make(Tokens, 0, len(n.Content)/2)
@@ -94,9 +102,9 @@ func (t *Tokens) UnmarshalYAML(n *yaml.Node) error {
 			if err := decodeKnown(v, &e); err != nil {
 				errs = append(errs, err.Errors...)
 			}
-			tok.User, tok.Admin, tok.Team = e.User, e.Admin, e.Team
+			tok.User, tok.Admin, tok.Team, tok.OnBehalfOf = e.User, e.Admin, e.Team, e.OnBehalfOf
 		case v.ShortTag() != "!!null":
-			errs = append(errs, fmt.Sprintf("line %d: auth.tokens[%d]: want {user, admin, team}", v.Line, len(out)))
+			errs = append(errs, fmt.Sprintf("line %d: auth.tokens[%d]: want {user, admin, team, on_behalf_of}", v.Line, len(out)))
 		}
 		out = append(out, tok)
 	}
@@ -124,6 +132,8 @@ func decodeKnown(v *yaml.Node, e *tokenEntry) *yaml.TypeError {
 			err = val.Decode(&e.Admin)
 		case "team":
 			err = val.Decode(&e.Team)
+		case "on_behalf_of":
+			err = val.Decode(&e.OnBehalfOf)
 		default:
 			errs = append(errs, fmt.Sprintf("line %d: field %s not found in type config.tokenEntry", k.Line, k.Value))
 			continue

@@ -145,7 +145,7 @@ auth:
 		}
 	}
 	for _, want := range []string{"auth.tokens[0].admin", "auth.tokens[0].extra: unknown key", "auth.tokens[1]: same token as auth.tokens[0]",
-		"auth.tokens[2]: want {user, admin, team}", "auth.tokens[3]: token must be a non-empty string"} {
+		"auth.tokens[2]: want {user, admin, team, on_behalf_of}", "auth.tokens[3]: token must be a non-empty string"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}

@@ -56,14 +56,27 @@ type Event struct {
 	At         time.Time  `json:"at"`
 	Message    string     `json:"message,omitempty"`
 	ExitCode   *int       `json:"exit_code,omitempty"`
-	// Actor is who caused the event: a user id for requests, "berth" for
-	// what the workers and the reconciler observed. The first event's actor
-	// is the owner, which is how a deleted instance's history stays
-	// readable by its owner alone.
+	// Actor is who caused the event: a user id for requests (a service's
+	// when it acts on behalf of the owner), "berth" for what the workers
+	// and the reconciler observed. The first event's actor is the owner, or
+	// its OnBehalfOf is (Owner), which is how a deleted instance's history
+	// stays readable by its owner alone.
 	Actor string `json:"actor,omitempty"`
+	// OnBehalfOf, on an event a service caused acting for a user, is that
+	// user: on the first event, the owner the service created for.
+	OnBehalfOf string `json:"on_behalf_of,omitempty"`
 	// LastWords, on the event of a container's end, are the last lines it
 	// printed (see LastWords for when).
 	LastWords *LastWords `json:"last_words,omitempty"`
+}
+
+// Owner is who the event was for: OnBehalfOf, else Actor. On an
+// instance's first event that is its owner.
+func (e Event) Owner() string {
+	if e.OnBehalfOf != "" {
+		return e.OnBehalfOf
+	}
+	return e.Actor
 }
 
 // ActorSystem is the Actor of events berth itself records.

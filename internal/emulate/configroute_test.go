@@ -69,6 +69,7 @@ auth:
   admin_claim: groups
   admin_group: ops
   team_claim: org
+  on_behalf_of_claim: custom:berth_service
   tokens:
     tok-route-admin: {user: admin, admin: true}
 docker:

@@ -121,7 +121,7 @@ func gatewayError(w http.ResponseWriter, status int, msg string) {
 // when the request is not authorized.
 func (fd *frontDoor) claims(r *http.Request) (map[string]string, bool) {
 	now := time.Now().Unix()
-	base := func(user string, admin bool) map[string]string {
+	base := func(user string, admin bool, team string, actFor bool) map[string]string {
 		c := map[string]string{"sub": user, "username": user, "token_use": "access", "scope": "berth/api",
 			"iss": "https://berth-emulate.invalid", "client_id": "berth-emulate",
 			"iat": strconv.FormatInt(now, 10), "exp": strconv.FormatInt(now+3600, 10)}
@@ -129,10 +129,18 @@ func (fd *frontDoor) claims(r *http.Request) (map[string]string, bool) {
 			// API Gateway writes a list claim as "[a b]".
 			c[fd.adminClaim()] = "[" + fd.auth.AdminGroup + "]"
 		}
+		// The token's team and on_behalf_of as the claims auth names, as an
+		// identity provider's token would carry them.
+		if team != "" && fd.auth.TeamClaim != "" {
+			c[fd.auth.TeamClaim] = team
+		}
+		if actFor && fd.auth.OnBehalfOfClaim != "" {
+			c[fd.auth.OnBehalfOfClaim] = "true"
+		}
 		return c
 	}
 	if len(fd.auth.Tokens) == 0 {
-		return base(LocalUser, true), true
+		return base(LocalUser, true, "", false), true
 	}
 	h := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(h, " ")
@@ -143,7 +151,7 @@ func (fd *frontDoor) claims(r *http.Request) (map[string]string, bool) {
 	if !ok {
 		return nil, false
 	}
-	return base(t.User, t.Admin), true
+	return base(t.User, t.Admin, t.Team, t.OnBehalfOf), true
 }
 
 func (fd *frontDoor) adminClaim() string {

@@ -44,6 +44,9 @@ const (
 	adminToken = "admin-token-0123456789"
 	aliceToken = "alice-token-0123456789"
 	bobToken   = "bob-token-0123456789"
+	// carolToken and engineToken are in the config of a setup with quotas.
+	carolToken  = "carol-token-0123456789"
+	engineToken = "engine-token-0123456789"
 )
 
 var (
@@ -144,6 +147,10 @@ type setup struct {
 	aws func(ddbURL, sqsURL string) (string, string)
 	// webhooks: keys of BERTH_CONFIG's webhooks section (allowed_networks).
 	webhooks map[string]any
+	// quotas: BERTH_CONFIG's quotas section. With it, alice and carol are of
+	// team data (auth.team_claim) and engine may act on behalf of users
+	// (auth.on_behalf_of_claim), as the front door's tokens say.
+	quotas map[string]any
 }
 
 // stack is one emulated stack, running in the test.
@@ -222,6 +229,16 @@ func start(t testing.TB, s setup) *stack {
 	}
 	if s.webhooks != nil {
 		cfg["webhooks"] = s.webhooks
+	}
+	if s.quotas != nil {
+		cfg["quotas"] = s.quotas
+		cfg["auth"] = map[string]any{"team_claim": "berth_team", "on_behalf_of_claim": "berth_on_behalf_of", "tokens": map[string]any{
+			adminToken:  map[string]any{"user": "admin", "admin": true},
+			aliceToken:  map[string]any{"user": "alice", "team": "data"},
+			bobToken:    map[string]any{"user": "bob"},
+			carolToken:  map[string]any{"user": "carol", "team": "data"},
+			engineToken: map[string]any{"user": "engine", "on_behalf_of": true},
+		}}
 	}
 	if s.kubernetesOnly {
 		cfg["docker"] = map[string]any{"scope": st.scope}

@@ -15,6 +15,8 @@ type TokenUser struct {
 	Admin bool
 	// Team is the caller's team (quotas); empty: none.
 	Team string
+	// OnBehalfOf lets the caller act on behalf of users (on_behalf_of).
+	OnBehalfOf bool
 }
 
 // TokenAuth authenticates `Authorization: Bearer <token>` against the local
@@ -27,7 +29,7 @@ func TokenAuth(tokens []TokenUser) Authenticator {
 		}
 		for _, t := range tokens {
 			if subtle.ConstantTimeCompare([]byte(got), []byte(t.Token)) == 1 {
-				return identity.Caller{User: t.User, Admin: t.Admin, Team: t.Team}, true
+				return identity.Caller{User: t.User, Admin: t.Admin, Team: t.Team, MayActFor: t.OnBehalfOf}, true
 			}
 		}
 		return identity.Caller{}, false

@@ -40,16 +40,28 @@ func writeInstance(w http.ResponseWriter, status int, in container.Instance) {
 const maxIdempotencyKey = 64
 
 func (h *handler) createContainer(w http.ResponseWriter, r *http.Request, c identity.Caller) error {
-	var req manager.CreateRequest
-	if err := decodeBody(r, h.bodyLimit, &req); err != nil {
+	var body struct {
+		manager.CreateRequest
+		OnBehalfOf     string `json:"on_behalf_of,omitempty"`
+		OnBehalfOfTeam string `json:"on_behalf_of_team,omitempty"`
+	}
+	if err := decodeBody(r, h.bodyLimit, &body); err != nil {
 		return err
+	}
+	req := body.CreateRequest
+	c, err := actingFor(c, body.OnBehalfOf, body.OnBehalfOfTeam)
+	if err != nil {
+		return err
+	}
+	if slot, ok := r.Context().Value(callerSlotKey{}).(*identity.Caller); ok {
+		*slot = c // the access log names the owner and the acting service
 	}
 	var idem *manager.Idempotency
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
 		if len(key) > maxIdempotencyKey || !printableASCII(key) {
 			return &badRequest{msg: "Idempotency-Key must be 1-64 printable ASCII characters", fields: fieldErr("Idempotency-Key", "1-64 printable ASCII characters")}
 		}
-		canonical, _ := json.Marshal(req) // maps marshal sorted: same request, same hash
+		canonical, _ := json.Marshal(body) // maps marshal sorted: same request, same hash
 		sum := sha256.Sum256(canonical)
 		idem = &manager.Idempotency{Key: key, Hash: hex.EncodeToString(sum[:]), Response: firstResponse}
 	}

@@ -221,6 +221,11 @@ func (h *handler) route(pattern string, methods map[string]apiFunc) {
 			writeProblem(w, r, http.StatusUnauthorized, "Unauthorized", "a valid bearer token is required", nil)
 			return
 		}
+		c, err := actingForQuery(r, c)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
 		r = r.WithContext(identity.With(r.Context(), c))
 		if slot, ok := r.Context().Value(callerSlotKey{}).(*identity.Caller); ok {
 			*slot = c // for the access log, which sees the request before auth
@@ -282,7 +287,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.countRequest(r, rec.status)
 		h.log.InfoContext(r.Context(), "request", "request_id", reqID, "method", r.Method, "path", r.URL.Path,
-			"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "user", caller.User)
+			"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "user", caller.User, "actor", caller.Actor())
 	}()
 	// ServeMux answers an unclean path ("//api/x", "/a/../b") with a
 	// redirect and an HTML body; berth's routes are all clean, so such a

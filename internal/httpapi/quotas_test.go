@@ -17,8 +17,12 @@ import (
 )
 
 // Callers of the quota tests besides admin, alice and bob: alice and
-// carol are of team data.
-const carol = "tok-carol"
+// carol are of team data; engine is a service that may act on behalf of
+// users.
+const (
+	carol  = "tok-carol"
+	engine = "tok-engine"
+)
 
 // newQuotaAPI is newAPI with quotas.default {instances 4, running 3,
 // pending 2} and teams.
@@ -35,6 +39,7 @@ func newQuotaAPI(t *testing.T, b teststores.Backend) *api {
 			{Token: alice, User: "alice", Team: "data"},
 			{Token: bob, User: "bob"},
 			{Token: carol, User: "carol", Team: "data"},
+			{Token: engine, User: "engine", OnBehalfOf: true},
 		})})
 	a := &api{t: t, h: apicontract.Handler(t, h), m: m, store: s}
 	a.mustStatus(a.do("PUT", "/api/templates/busybox", admin, busyboxTemplate, nil), http.StatusCreated)

@@ -52,22 +52,26 @@ type Options struct {
 	// TeamClaim is the JWT claim naming the caller's team (auth.team_claim);
 	// empty: callers have no team.
 	TeamClaim string
+	// OnBehalfOfClaim is the JWT claim that, "true", lets a service act
+	// on behalf of users (auth.on_behalf_of_claim); empty: none may.
+	OnBehalfOfClaim string
 	// Logger receives the adapter's own errors; nil means slog.Default.
 	Logger *slog.Logger
 }
 
 // Adapter serves an http.Handler to API Gateway HTTP API events.
 type Adapter struct {
-	h          http.Handler
-	adminClaim string
-	adminGroup string
-	teamClaim  string
-	log        *slog.Logger
+	h           http.Handler
+	adminClaim  string
+	adminGroup  string
+	teamClaim   string
+	actForClaim string
+	log         *slog.Logger
 }
 
 // New returns an Adapter around h.
 func New(h http.Handler, o Options) *Adapter {
-	a := &Adapter{h: h, adminClaim: o.AdminClaim, adminGroup: o.AdminGroup, teamClaim: o.TeamClaim, log: o.Logger}
+	a := &Adapter{h: h, adminClaim: o.AdminClaim, adminGroup: o.AdminGroup, teamClaim: o.TeamClaim, actForClaim: o.OnBehalfOfClaim, log: o.Logger}
 	if a.adminClaim == "" {
 		a.adminClaim = DefaultAdminClaim
 	}
@@ -132,6 +136,7 @@ func (a *Adapter) Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 
 	if c, ok := CallerFromClaims(claims(ev), a.adminClaim, a.adminGroup); ok {
 		c.Team = TeamFromClaims(claims(ev), a.teamClaim)
+		c.MayActFor = a.actForClaim != "" && claims(ev)[a.actForClaim] == "true"
 		ctx = identity.With(ctx, c)
 	} else if sub, present := claims(ev)["sub"]; present {
 		a.log.WarnContext(ctx, "ignoring an invalid sub claim; the request is unauthenticated",

@@ -388,3 +388,30 @@ func TestTeamClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestOnBehalfOfClaim: the claim OnBehalfOfClaim names, "true", lets the
+// caller act on behalf of users; any other value, or no claim configured,
+// does not.
+func TestOnBehalfOfClaim(t *testing.T) {
+	cases := []struct {
+		name, claim string
+		claims      map[string]string
+		want        bool
+	}{
+		{"true", "custom:service", map[string]string{"sub": "abc", "custom:service": "true"}, true},
+		{"not configured", "", map[string]string{"sub": "abc", "custom:service": "true"}, false},
+		{"absent", "custom:service", map[string]string{"sub": "abc"}, false},
+		{"false", "custom:service", map[string]string{"sub": "abc", "custom:service": "false"}, false},
+		{"another value", "custom:service", map[string]string{"sub": "abc", "custom:service": "yes"}, false},
+	}
+	for _, tc := range cases {
+		var got seen
+		a := lambdahttp.New(capture(&got), lambdahttp.Options{OnBehalfOfClaim: tc.claim, Logger: quiet()})
+		if _, err := a.Handle(context.Background(), event(http.MethodGet, "/api/containers", withClaims(tc.claims))); err != nil {
+			t.Fatal(err)
+		}
+		if !got.hasCaller || got.caller.User != "abc" || got.caller.MayActFor != tc.want {
+			t.Errorf("%s: caller %+v (%v), want may act for others %v", tc.name, got.caller, got.hasCaller, tc.want)
+		}
+	}
+}

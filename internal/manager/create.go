@@ -131,7 +131,7 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 		},
 		Event: container.Event{
 			InstanceID: id, Type: container.EventCreateRequested, To: fsm.Pending, At: now,
-			Message: fmt.Sprintf("create from template %q", tpl.Name), Actor: c.User,
+			Message: fmt.Sprintf("create from template %q", tpl.Name), Actor: c.Actor(), OnBehalfOf: c.ActingFor(),
 		},
 		MaxPending: m.maxPending, MaxPendingPerOwner: m.maxPerOwner,
 	}
@@ -165,7 +165,7 @@ func (m *Manager) create(ctx context.Context, c identity.Caller, req CreateReque
 	case err != nil:
 		return CreateResult{}, fmt.Errorf("creating instance: %w", err)
 	}
-	m.log.InfoContext(ctx, "create accepted", "instance_id", id, "owner", c.User, "template", tpl.Name,
+	m.log.InfoContext(ctx, "create accepted", "instance_id", id, "owner", c.User, "actor", c.Actor(), "template", tpl.Name,
 		"outbox_id", p.Outbox.ID, "request_id", requestID, "op", container.OpCreate)
 	return CreateResult{Instance: created}, nil
 }

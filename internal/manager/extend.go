@@ -52,7 +52,7 @@ func (m *Manager) Extend(ctx context.Context, c identity.Caller, id string, req 
 		return container.Instance{}, err
 	}
 	out, err := m.advance(ctx, id, func(inst container.Instance) (*store.TransitionParams, error) {
-		return m.extendWrite(inst, by, c.User)
+		return m.extendWrite(inst, by, c.Actor())
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return container.Instance{}, fmt.Errorf("container %s: %w", id, ErrNotFound)
@@ -60,7 +60,7 @@ func (m *Manager) Extend(ctx context.Context, c identity.Caller, id string, req 
 	if err != nil {
 		return container.Instance{}, fmt.Errorf("extend %s: %w", id, err)
 	}
-	m.log.InfoContext(ctx, "lifetime extended", "instance_id", id, "by", by, "expires_at", out.ExpiresAt, "actor", c.User)
+	m.log.InfoContext(ctx, "lifetime extended", "instance_id", id, "by", by, "expires_at", out.ExpiresAt, "actor", c.Actor())
 	return out, nil
 }
 

@@ -254,7 +254,7 @@ func memberWrite(ctx context.Context, c identity.Caller, in container.Instance, 
 		// the create worker let it go and the delete worker finish it.
 		act.Action = container.ActionDeleteRequested
 		p, _ := requestWrite(ctx, in, request{op: container.OpDelete, to: fsm.DeletePending, event: container.EventDeleteRequested,
-			reason: why, actor: c.User, requestID: requestID, at: now})
+			reason: why, actor: c.Actor(), requestID: requestID, at: now})
 		return p, act
 	case in.Status == fsm.Pending:
 		act.Action = container.ActionCancelled
@@ -270,7 +270,7 @@ func memberWrite(ctx context.Context, c identity.Caller, in container.Instance, 
 		// carries out the policy.
 		act.Action = container.ActionCleanupRequested
 		p, _ := requestWrite(ctx, in, request{op: op, to: in.Status, event: container.EventCleanupRequested,
-			message: why, actor: c.User, requestID: requestID, at: now})
+			message: why, actor: c.Actor(), requestID: requestID, at: now})
 		return p, act
 	}
 }

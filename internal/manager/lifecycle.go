@@ -73,7 +73,7 @@ func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifM
 			return &StateError{Op: op.name, Current: inst.Status}
 		}
 		p, item := requestWrite(ctx, inst, request{op: op.op, to: to, event: opStatuses[op.op].requestEvent,
-			reason: op.name + " requested by " + c.User, message: op.name + " requested", actor: c.User,
+			reason: op.name + " requested by " + c.Actor(), message: op.name + " requested", actor: c.Actor(),
 			requestID: requestID, at: m.now().UTC()})
 		p.ID, p.ExpectVersion, p.From = id, inst.Version, inst.Status
 		if op.op == container.OpStart {

@@ -65,7 +65,7 @@ func (m *Manager) Events(ctx context.Context, c identity.Caller, id, cursor stri
 			}
 		case errors.Is(err, store.ErrNotFound):
 			first, ferr := m.store.ListEvents(ctx, id, "", 1)
-			if ferr != nil || len(first.Items) == 0 || first.Items[0].Actor != c.User {
+			if ferr != nil || len(first.Items) == 0 || first.Items[0].Owner() != c.User {
 				return store.Page[container.Event]{}, fmt.Errorf("container %s: %w", id, ErrNotFound)
 			}
 		default:

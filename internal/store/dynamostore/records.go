@@ -222,6 +222,7 @@ type eventItem struct {
 	Message    string `dynamodbav:"message,omitempty"`
 	ExitCode   *int   `dynamodbav:"exit_code,omitempty"`
 	Actor      string `dynamodbav:"actor,omitempty"`
+	OnBehalfOf string `dynamodbav:"on_behalf_of,omitempty"`
 	// LastWords is the event's container.LastWords as JSON (like an
 	// instance's spec): one string attribute, whatever the lines hold.
 	LastWords string `dynamodbav:"last_words,omitempty"`
@@ -235,7 +236,8 @@ const markerSeq = 0
 func marshalEvent(ev container.Event, expiresAt int64) (map[string]types.AttributeValue, error) {
 	it := eventItem{
 		InstanceID: ev.InstanceID, Seq: ev.Seq, Type: ev.Type, From: string(ev.From), To: string(ev.To),
-		At: fmtTime(ev.At), Message: ev.Message, ExitCode: ev.ExitCode, Actor: ev.Actor, ExpiresAt: expiresAt,
+		At: fmtTime(ev.At), Message: ev.Message, ExitCode: ev.ExitCode, Actor: ev.Actor, OnBehalfOf: ev.OnBehalfOf,
+		ExpiresAt: expiresAt,
 	}
 	if ev.LastWords != nil {
 		b, err := json.Marshal(ev.LastWords)
@@ -267,6 +269,7 @@ func (it eventItem) event() (container.Event, error) {
 	ev := container.Event{
 		InstanceID: it.InstanceID, Seq: it.Seq, Type: it.Type, From: fsm.Status(it.From),
 		To: fsm.Status(it.To), At: at, Message: it.Message, ExitCode: it.ExitCode, Actor: it.Actor,
+		OnBehalfOf: it.OnBehalfOf,
 	}
 	if it.LastWords != "" {
 		ev.LastWords = new(container.LastWords)
