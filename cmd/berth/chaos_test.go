@@ -76,6 +76,7 @@ func TestServeChaos(t *testing.T) {
 	e := newServeEnv(t, serveOptions{
 		orphanGrace: 3 * time.Second, reconcileEvery: time.Second,
 		maxAttempts: plan.maxAttempts, dockerEndpoint: proxy.endpoint(),
+		teams: true, extra: chaosQuotas + chaosWebhooks,
 	})
 	e.start()
 	e.putTemplates()
@@ -94,11 +95,16 @@ func TestServeChaos(t *testing.T) {
 		},
 		Templates: chaosload.Templates{Long: "sleeper", Quick: "ok", Bad: "bad", Brief: "brief"},
 		MaxLive:   8, Think: 20 * time.Millisecond, ThinkSpread: 200 * time.Millisecond,
-		Waits: true, Peeks: true, OwnFailuresOnly: true,
+		Waits: true, Peeks: true, OwnFailuresOnly: true, Quotas: true,
 	})
 	schedule := chaosload.Schedule(rng, plan.ops, plan.kills, plan.tampers, plan.outages)
+	hooks := chaosload.NewReceivers(t)
+	if err := run.Subscribe(hooks); err != nil {
+		t.Fatal(err)
+	}
 
 	began := time.Now()
+	quotaWatch := run.WatchQuotas(100 * time.Millisecond)
 	kills := 0
 	var outages []time.Duration
 	run.Drive(schedule, func(f chaosload.Fault) {
@@ -121,6 +127,11 @@ func TestServeChaos(t *testing.T) {
 	})
 	faultsEnded := time.Now()
 	t.Logf("chaos phase: %s", faultsEnded.Sub(began).Round(time.Millisecond))
+	watched := quotaWatch()
+	for _, o := range watched.Over {
+		t.Errorf("over a quota: %s", o)
+	}
+	hooks.FlakyUp() // down for the whole chaos phase
 
 	// Once faults stop, everything must converge; the deadline is generous
 	// for a loaded machine, and convergence ends the wait at once.
@@ -131,6 +142,13 @@ func TestServeChaos(t *testing.T) {
 	}
 	for _, p := range settled.Problems {
 		t.Errorf("not converged %s after the faults stopped: %s", converged, p)
+	}
+	hookProblems, hookFigures, err := run.CheckDeliveries(hooks, chaosHealthyLag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range hookProblems {
+		t.Error(p)
 	}
 	checked := run.Histories()
 	for _, p := range checked.Lost {
@@ -150,7 +168,7 @@ func TestServeChaos(t *testing.T) {
 	}
 	e.stop()
 	logs := e.allLogs.String()
-	admission, holding := admissionAfter(t, e)
+	admission, holding, quotaSubjects := balancesAfter(t, e, users)
 	if admission != holding {
 		t.Errorf("admission counter %d, but %d instances are pending or creating", admission, holding)
 	}
@@ -167,16 +185,37 @@ func TestServeChaos(t *testing.T) {
 	killed, removed := run.TamperedCounts()
 	t.Logf("chaos figures: seed %d; %d operations by %d users, %d requests (%v); %d server kills; %d containers killed, %d removed; "+
 		"engine outages %v (budget %s); accepted %d; lost %d; orphans %d; FSM violations %d; TransitionRejected %d; "+
-		"converged %s after the faults; admission counter %d (instances holding a slot %d); expiries %d, retention deletes %d",
+		"converged %s after the faults; admission counter %d (instances holding a slot %d); expiries %d, retention deletes %d; "+
+		"quota standings read %d, over a quota %d, reservations balanced for %d subjects; %s",
 		plan.seed, plan.ops, len(users), load.Requests, load.ByClass, kills, killed, removed,
 		outages, plan.budget, load.Accepted, lostCount, settled.Orphans, len(checked.Violations), checked.Rejected,
-		converged, admission, holding, checked.Expiries, checked.Retentions)
+		converged, admission, holding, checked.Expiries, checked.Retentions, watched.Reads, len(watched.Over), quotaSubjects, hookFigures)
 	t.Logf("answers: %v", load.ByStatus)
 }
 
-// admissionAfter opens the stopped server's store and returns its
-// admission counter and the number of instances that hold a slot.
-func admissionAfter(t *testing.T, e *serveEnv) (counter, holding int) {
+// chaosQuotas are the chaos runs' quotas: below the workload's 8 live
+// instances a user, so that they refuse creates and starts; alice and
+// carol share team data's.
+const chaosQuotas = "quotas:\n  default: {instances: 6, running: 4}\n"
+
+// chaosWebhooks lets the runs' receivers (loopback) be subscribed and
+// retries a refused delivery soon, so that the flaky receiver's backlog
+// arrives within the wait once it is up.
+const chaosWebhooks = "webhooks:\n  allowed_networks: [127.0.0.0/8]\n  retry_backoff: 500ms\n  retry_backoff_max: 3s\n"
+
+// chaosHealthyLag bounds how long after a change the healthy receiver
+// gets it through berth serve's faults (Run.CheckDeliveries): a change a
+// kill interrupted is delivered after the restart (up to 10 s measured);
+// waiting behind the hanging receiver's deliveries would cost 15 s a turn,
+// turn after turn, as its backlog fills the 16 consumers.
+const chaosHealthyLag = 20 * time.Second
+
+// balancesAfter opens the stopped server's store and returns its
+// admission counter and the number of instances that hold a slot, and
+// fails t for each quota reservation that is not what its subject's
+// instances hold (chaosload.QuotaBalance); it returns the subjects
+// compared.
+func balancesAfter(t *testing.T, e *serveEnv, users []chaosload.User) (counter, holding, subjects int) {
 	t.Helper()
 	st, err := boltstore.Open(filepath.Join(e.dir, "data", "berth.db"), boltstore.Options{})
 	if err != nil {
@@ -187,5 +226,17 @@ func admissionAfter(t *testing.T, e *serveEnv) (counter, holding int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return counter, holding
+	names := make([]string, len(users))
+	for i, u := range users {
+		names[i] = u.Name
+	}
+	problems, subjects, err := chaosload.QuotaBalance(context.Background(), st, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("quota reservation not released or doubled: %s", p)
+	}
+	return counter, holding, subjects
 }
+

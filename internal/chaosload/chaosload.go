@@ -137,6 +137,9 @@ type Options struct {
 	// injected fault's honest answer (a 503 with Retry-After, say), or
 	// returns "" when it is not; without it no 5xx is honest.
 	Honest func(Answer) string
+	// Quotas: the deployment sets quotas, so a start may also answer 429
+	// (a create always may: the queue or a quota full).
+	Quotas bool
 	// OwnFailuresOnly: every failure must be the container's own (the Bad
 	// template's exit) or follow the test's tampering with it; without
 	// it, any failure that says why is an outcome.

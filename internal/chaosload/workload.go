@@ -201,7 +201,11 @@ func (r *Run) instanceOp(u *user) {
 	case "look":
 	case "start", "stop":
 		a, err := r.o.Call(http.MethodPost, p+"/"+op, u.Token, nil, "")
-		if r.answered(u, op, a, err, append(gone, http.StatusAccepted, http.StatusOK, http.StatusConflict)...) && a.Status == http.StatusAccepted {
+		want := append(gone, http.StatusAccepted, http.StatusOK, http.StatusConflict)
+		if op == "start" && r.o.Quotas {
+			want = append(want, http.StatusTooManyRequests) // over the running quota
+		}
+		if r.answered(u, op, a, err, want...) && a.Status == http.StatusAccepted {
 			r.accept(op, u.Name, id)
 		}
 	case "delete":

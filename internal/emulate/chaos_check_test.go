@@ -45,14 +45,28 @@ func (r *emuChaos) check(faultsEnded time.Time) {
 	for _, p := range r.load.Unexpected() {
 		t.Errorf("unexpected answer: %s", p)
 	}
+	hookProblems, hookFigures, err := r.load.CheckDeliveries(r.hooks, chaosHealthyLag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range hookProblems {
+		t.Error(p)
+	}
 	dead := r.deadLetters(checked.Histories)
-	admission, holding, err := chaosload.Admission(context.Background(),
-		dynamostore.New(r.st.ddb, dynamostore.Options{TablePrefix: r.st.params["TablePrefix"]})) // straight from DynamoDB Local, not through the fault proxy
+	direct := dynamostore.New(r.st.ddb, dynamostore.Options{TablePrefix: r.st.params["TablePrefix"]}) // straight from DynamoDB Local, not through the fault proxy
+	admission, holding, err := chaosload.Admission(context.Background(), direct)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if admission != holding {
 		t.Errorf("admission counter %d, but %d instances are pending or creating", admission, holding)
+	}
+	quotaProblems, quotaSubjects, err := chaosload.QuotaBalance(context.Background(), direct, []string{"alice", "bob", "carol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range quotaProblems {
+		t.Errorf("quota reservation not released or doubled: %s", p)
 	}
 	figures, ddbRequests := r.aws.figures()
 	logs := r.st.logs.String()
@@ -83,15 +97,17 @@ func (r *emuChaos) check(faultsEnded time.Time) {
 			ddbFaults += v
 		}
 	}
-	t.Logf("chaos figures: seed %d; %d operations by 2 users, %d requests (%v); accepted %d instances, %d creates repeated with their key; "+
+	t.Logf("chaos figures: seed %d; %d operations by 3 users, %d requests (%v); accepted %d instances, %d creates repeated with their key; "+
 		"%d invocations, function kills %d %v, invocations crashed %v; stream batches retried %d (bisected %d, given up %d); "+
 		"DynamoDB faults %d of %d requests (%d storms; TransactionConflict cancellations %d), SQS duplicates %d; faults %v; "+
 		"containers killed %d, removed %d; engine outages %d; lost %d; orphans %d; duplicate containers %d; FSM violations %d; TransitionRejected %d; "+
-		"dead letters %d; converged %s after the faults; admission counter %d (instances holding a slot %d); expiries %d, retention deletes %d",
+		"dead letters %d; converged %s after the faults; admission counter %d (instances holding a slot %d); expiries %d, retention deletes %d; "+
+		"quota standings read %d, over a quota %d, reservations balanced for %d subjects; %s",
 		r.plan.seed, r.plan.ops, load.Requests, load.ByClass, load.Instances, load.Replays,
 		invocations, r.killedEnvs, r.kills, crashed, streamRetries, bisections, givenUp, ddbFaults, ddbRequests, r.storms, figures[ddbTxConflict], sqsDups, figures,
 		killed, removed, r.outages, len(checked.Lost), settled.Orphans, settled.Duplicates, len(checked.Violations), checked.Rejected,
-		dead, converged, admission, holding, checked.Expiries, checked.Retentions)
+		dead, converged, admission, holding, checked.Expiries, checked.Retentions,
+		r.quotas.Reads, len(r.quotas.Over), quotaSubjects, hookFigures)
 	t.Logf("answers: %v", load.ByStatus)
 	if t.Failed() {
 		suspects := checked.SuspectsWith(settled.Problems)

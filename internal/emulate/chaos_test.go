@@ -54,7 +54,18 @@ func emuChaosPlanFromEnv(t *testing.T) emuChaosPlan {
 var killable = []struct {
 	fn     string
 	weight int
-}{{"ApiFunction", 3}, {"DispatcherFunction", 2}, {"CreateWorkerFunction", 3}, {"LifecycleWorkerFunction", 2}, {"ReconcilerFunction", 1}}
+}{{"ApiFunction", 3}, {"DispatcherFunction", 2}, {"CreateWorkerFunction", 3}, {"LifecycleWorkerFunction", 2}, {"ReconcilerFunction", 1},
+	{"NotifyFunction", 2}}
+
+// chaosHealthyLag bounds how long after a change the healthy receiver gets
+// it through the emulated stack's faults (chaosload.Run.CheckDeliveries):
+// a killed notify environment's message comes back after the visibility
+// timeout, DynamoDB's faults retry, and the stack's 4 notify environments
+// (AWS: 10) serve alice's deferred deliveries and carol's refused ones
+// beside bob's (p50 20 s, max 25 s measured). An owner holding every
+// environment (its share 4, as it was) made them 91 s late and growing
+// within a default run.
+const chaosHealthyLag = 45 * time.Second
 
 // emuChaos is one run: the shared workload and what the fault schedule
 // records.
@@ -64,6 +75,9 @@ type emuChaos struct {
 	plan emuChaosPlan
 	aws  *chaosAWS
 	load *chaosload.Run
+	// hooks are the users' webhook receivers; quotas what the quota watch saw.
+	hooks  *chaosload.Receivers
+	quotas chaosload.QuotaWatch
 
 	mu         sync.Mutex
 	kills      map[string]int // by function
@@ -110,6 +124,10 @@ func TestEmulateChaos(t *testing.T) {
 			"cleanup_dag_node_containers_before_start": true, "dag_node_cleanup_on_dag_finished": "stop",
 			"outbox_sweep_after": "5s",
 		},
+		// Quotas below the workload's live instances (alice and carol share
+		// team data's), and receivers on loopback retried soon.
+		quotas:   map[string]any{"default": map[string]any{"instances": 8, "running": 5}},
+		webhooks: map[string]any{"allowed_networks": []string{"127.0.0.0/8"}, "retry_backoff": "500ms", "retry_backoff_max": "3s"},
 	})
 	st.putTemplate("quick", []string{"sh", "-c", "sleep 1; exit 0"})
 	st.putTemplate("bad", []string{"sh", "-c", "sleep 1; exit 3"})
@@ -119,15 +137,20 @@ func TestEmulateChaos(t *testing.T) {
 	run := &emuChaos{t: t, st: st, plan: plan, aws: faults, kills: map[string]int{}}
 	run.load = chaosload.New(chaosload.Options{
 		Seed: plan.seed, Ops: plan.ops, AdminToken: adminToken, Call: run.call, Honest: honest,
-		Users:     []chaosload.User{{Name: "alice", Token: aliceToken}, {Name: "bob", Token: bobToken}},
+		Users:     []chaosload.User{{Name: "alice", Token: aliceToken}, {Name: "bob", Token: bobToken}, {Name: "carol", Token: carolToken}},
 		Templates: chaosload.Templates{Long: "busybox", Quick: "quick", Bad: "bad", Brief: "brief"},
 		MaxLive:   10, Think: 50 * time.Millisecond, ThinkSpread: 250 * time.Millisecond,
-		Groups: true, Keys: true,
+		Groups: true, Keys: true, Quotas: true,
 	})
+	run.hooks = chaosload.NewReceivers(t)
+	if err := run.load.Subscribe(run.hooks); err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(plan.seed, 0))
 	schedule := chaosload.Schedule(rng, plan.ops, plan.kills, plan.tampers, plan.storms, plan.outages)
 
 	began := time.Now()
+	quotaWatch := run.load.WatchQuotas(200 * time.Millisecond)
 	faults.setOn(true)
 	run.load.Drive(schedule, func(f chaosload.Fault) {
 		switch f.Kind {
@@ -156,6 +179,11 @@ func TestEmulateChaos(t *testing.T) {
 	faults.setOn(false)
 	faultsEnded := time.Now()
 	t.Logf("chaos phase: %s", faultsEnded.Sub(began).Round(time.Millisecond))
+	run.quotas = quotaWatch()
+	for _, o := range run.quotas.Over {
+		t.Errorf("over a quota: %s", o)
+	}
+	run.hooks.FlakyUp() // down for the whole chaos phase
 
 	run.check(faultsEnded)
 	// The run leaves dozens of containers: they are removed here, side by
