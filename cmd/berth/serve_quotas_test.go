@@ -114,16 +114,16 @@ func TestServeQuotas(t *testing.T) {
 // user's own creates would) and a caller without the claim is refused.
 func serveOnBehalfOf(e *serveEnv) {
 	e.t.Helper()
-	for_ := func(token, user, team string) apiResp {
+	forUser := func(token, user, team string) apiResp {
 		return e.call("POST", "/api/containers", token, map[string]string{"template": "sleeper", "on_behalf_of": user, "on_behalf_of_team": team})
 	}
-	e.must(for_(bobToken, "alice", ""), http.StatusForbidden)
-	e.must(for_(adminToken, "alice", ""), http.StatusForbidden)
-	e.refused("bob's, by the engine", for_(engineToken, "bob", ""), "instances", "user", "bob", "3", "3")
-	e.refused("carol's team's, by the engine", for_(engineToken, "carol", "data"), "instances", "team", "data", "4", "4")
-	d1 := e.instance(e.must(for_(engineToken, "dave", ""), http.StatusAccepted))
-	e.must(for_(engineToken, "dave", ""), http.StatusAccepted)
-	e.refused("dave's third, by the engine", for_(engineToken, "dave", ""), "running", "user", "dave", "2", "2")
+	e.must(forUser(bobToken, "alice", ""), http.StatusForbidden)
+	e.must(forUser(adminToken, "alice", ""), http.StatusForbidden)
+	e.refused("bob's, by the engine", forUser(engineToken, "bob", ""), "instances", "user", "bob", "3", "3")
+	e.refused("carol's team's, by the engine", forUser(engineToken, "carol", "data"), "instances", "team", "data", "4", "4")
+	d1 := e.instance(e.must(forUser(engineToken, "dave", ""), http.StatusAccepted))
+	e.must(forUser(engineToken, "dave", ""), http.StatusAccepted)
+	e.refused("dave's third, by the engine", forUser(engineToken, "dave", ""), "running", "user", "dave", "2", "2")
 	if d1.Owner != "dave" {
 		e.t.Errorf("made on behalf of dave, owned by %q", d1.Owner)
 	}

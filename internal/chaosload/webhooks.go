@@ -109,8 +109,11 @@ func (r *Run) Subscribe(h *Receivers) error {
 	for i, srv := range []*httptest.Server{h.Hanging, h.Healthy, h.Flaky} {
 		u := r.o.Users[i]
 		a, err := r.o.Call(http.MethodPost, "/api/webhooks", u.Token, map[string]any{"url": srv.URL + "/hooks"}, "")
-		if err != nil || a.Status != http.StatusCreated {
-			return fmt.Errorf("subscribing %s's receiver: %d %s %v", u.Name, a.Status, a.Body, err)
+		if err != nil {
+			return fmt.Errorf("subscribing %s's receiver: %w", u.Name, err)
+		}
+		if a.Status != http.StatusCreated {
+			return fmt.Errorf("subscribing %s's receiver: %d %s", u.Name, a.Status, a.Body)
 		}
 	}
 	return nil

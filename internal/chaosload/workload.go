@@ -201,7 +201,7 @@ func (r *Run) instanceOp(u *user) {
 	case "look":
 	case "start", "stop":
 		a, err := r.o.Call(http.MethodPost, p+"/"+op, u.Token, nil, "")
-		want := append(gone, http.StatusAccepted, http.StatusOK, http.StatusConflict)
+		want := append(slices.Clone(gone), http.StatusAccepted, http.StatusOK, http.StatusConflict)
 		if op == "start" && r.o.Quotas {
 			want = append(want, http.StatusTooManyRequests) // over the running quota
 		}

@@ -25,7 +25,7 @@ func actingFor(c identity.Caller, user, team string) (identity.Caller, error) {
 	if user == "" && team == "" {
 		return c, nil
 	}
-	for_, err := c.For(user, team)
+	acting, err := c.For(user, team)
 	var ne *identity.NameError
 	switch {
 	case errors.Is(err, identity.ErrCannotActFor):
@@ -33,7 +33,7 @@ func actingFor(c identity.Caller, user, team string) (identity.Caller, error) {
 	case errors.As(err, &ne):
 		return c, &badRequest{msg: ne.Error(), fields: fieldErr(ne.Field, ne.Reason)}
 	}
-	return for_, err
+	return acting, err
 }
 
 // errActForbidden marks a refused on_behalf_of as the API's 403.
