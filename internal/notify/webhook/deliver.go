@@ -181,14 +181,22 @@ func (d *Deliverer) Deliver(ctx context.Context, item container.OutboxItem) erro
 	return nil
 }
 
-// slot takes a delivery slot of sub's owner for the delivery holder
-// (Limiter): the function giving it back, or a *BusyError when the
-// owner's are all held.
+// slot takes a delivery slot of sub's owner for this attempt of the
+// delivery holder (Limiter): the function giving it back, or a *BusyError
+// when the owner's are all held.
+//
+// Each attempt holds its own slot (the holder and a new id): a duplicate
+// of a delivery whose first attempt still waits on its receiver (SQS
+// redelivers a message after its visibility timeout) takes a second slot
+// rather than renewing the first, so the owner's share bounds attempts in
+// flight, duplicates included. (With one slot per delivery, a hanging
+// receiver's redelivered deliveries held every notify environment of the
+// emulated stack.) A crashed attempt's slot runs out after the lease hold.
 func (d *Deliverer) slot(ctx context.Context, sub container.Webhook, holder string) (func(), error) {
 	if d.Limiter == nil {
 		return func() {}, nil
 	}
-	release, ok, err := d.Limiter.Acquire(ctx, sub.Owner, holder)
+	release, ok, err := d.Limiter.Acquire(ctx, sub.Owner, holder+"#"+container.NewID())
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("webhook %s: delivery slot of %s: %w", sub.ID, sub.Owner, err)
