@@ -190,6 +190,8 @@ type Report struct {
 	Exited         int `json:"exited"`          // → stopped or failed with the exit code
 	Destroyed      int `json:"destroyed"`       // → failed (or stopped, when stopping)
 	Rejected       int `json:"rejected"`        // OnEvent recorded TransitionRejected
+	// Frozen: running ⇄ paused, from a container found paused or resumed.
+	Frozen int `json:"frozen"`
 	// TerminalStopped: running containers of failed instances stopped.
 	TerminalStopped int `json:"terminal_stopped"`
 
@@ -234,7 +236,7 @@ type Report struct {
 
 // Actions is the number of changes the pass made.
 func (r Report) Actions() int {
-	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.TerminalStopped + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept + r.Expired + r.RetentionDeleted
+	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.Frozen + r.TerminalStopped + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept + r.Expired + r.RetentionDeleted
 }
 
 func (r *Report) fail(err error) {
