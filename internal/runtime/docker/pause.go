@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
 	"github.com/berth-io/berth/internal/runtime"
@@ -24,9 +23,10 @@ func (r *Runtime) Resume(ctx context.Context, ref runtime.Ref) error {
 }
 
 // freeze pauses (pause true) or resumes the container. The engine answers
-// a repeat ("already paused", "is not paused") and a container that is not
-// running alike, with a conflict, so a conflict is judged by the
-// container's state: already as asked is success, not running ErrConflict.
+// a repeat ("already paused" a conflict, "is not paused" a server error) and
+// a container that is not running alike, so a failure is judged by the
+// container's state: already as asked is success, not running ErrConflict,
+// and anything else the engine's error as classified.
 func (r *Runtime) freeze(ctx context.Context, op string, ref runtime.Ref, pause bool) error {
 	h, name, err := r.locate(ctx, op, ref)
 	if err != nil {
@@ -40,17 +40,18 @@ func (r *Runtime) freeze(ctx context.Context, op string, ref runtime.Ref, pause 
 	if err == nil {
 		return nil
 	}
-	if !cerrdefs.IsConflict(err) {
-		return classify(err, op, ref.InstanceID, h.cfg.Name)
-	}
 	in, ierr := h.cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
 	if ierr != nil {
 		return classify(ierr, op, ref.InstanceID, h.cfg.Name)
 	}
-	if st := in.Container.State; st != nil && st.Running && st.Paused == pause {
+	switch st := in.Container.State; {
+	case st == nil:
+	case st.Running && st.Paused == pause:
 		return nil
+	case !st.Running:
+		return runtime.NewError(runtime.ErrConflict, op, ref.InstanceID, h.cfg.Name, err)
 	}
-	return runtime.NewError(runtime.ErrConflict, op, ref.InstanceID, h.cfg.Name, err)
+	return classify(err, op, ref.InstanceID, h.cfg.Name)
 }
 
 // startPaused is Start's answer to the engine's refusal to start a paused
