@@ -157,7 +157,8 @@ func (r *Run) groupOp(u *user, op string) {
 // opsByStatus is what a user asks of an instance in each status ("look":
 // the GET was it; "wait" becomes "look" without Options.Waits).
 var opsByStatus = map[fsm.Status][]string{
-	fsm.Running: {"stop", "stop", "start", "delete", "wait"}, fsm.Stopped: {"start", "start", "start", "delete"}, fsm.Failed: {"delete"},
+	fsm.Running: {"stop", "stop", "start", "delete", "wait", "pause"}, fsm.Stopped: {"start", "start", "start", "delete"}, fsm.Failed: {"delete"},
+	fsm.Paused:  {"resume", "resume", "stop", "delete", "pause", "start"},
 	fsm.Pending: {"wait", "look", "delete"}, fsm.Creating: {"wait", "look", "delete"},
 }
 
@@ -191,7 +192,7 @@ func (r *Run) instanceOp(u *user) {
 	}
 	ops := opsByStatus[in.Status]
 	if len(ops) == 0 || u.rng.IntN(6) == 0 {
-		ops = []string{"start", "stop", "delete", "wait"}
+		ops = []string{"start", "stop", "delete", "wait", "pause", "resume"}
 	}
 	op := ops[u.rng.IntN(len(ops))]
 	if op == "wait" && !r.o.Waits {
@@ -199,7 +200,7 @@ func (r *Run) instanceOp(u *user) {
 	}
 	switch op {
 	case "look":
-	case "start", "stop":
+	case "start", "stop", "pause", "resume":
 		a, err := r.o.Call(http.MethodPost, p+"/"+op, u.Token, nil, "")
 		if r.answered(u, op, a, err, append(gone, http.StatusAccepted, http.StatusOK, http.StatusConflict)...) && a.Status == http.StatusAccepted {
 			r.accept(op, u.Name, id)
