@@ -372,7 +372,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	r.emit(rep, time.Since(start))
 	attrs := []any{"duration_ms", rep.DurationMS, "instances", rep.Instances, "containers", rep.Containers,
 		"actions", rep.Actions(), "started", rep.Started, "node_backfilled", rep.NodeBackfilled, "exited", rep.Exited,
-		"destroyed", rep.Destroyed, "terminal_stopped", rep.TerminalStopped, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
+		"destroyed", rep.Destroyed, "frozen", rep.Frozen, "terminal_stopped", rep.TerminalStopped, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
 		"orphans_removed", rep.OrphansRemoved, "outbox_swept", rep.OutboxSwept, "expired", rep.Expired, "retention_deleted", rep.RetentionDeleted,
 		"admission_before", rep.AdmissionBefore, "admission_after", rep.AdmissionAfter,
 		"conflicts", rep.Conflicts, "errors", rep.Errors, "list_partial", rep.ListPartial, "truncated", rep.Truncated}
@@ -525,7 +525,7 @@ func (r *Reconciler) emit(rep Report, d time.Duration) {
 		n    int
 	}{
 		{"started", rep.Started}, {"node_backfilled", rep.NodeBackfilled}, {"exited", rep.Exited},
-		{"destroyed", rep.Destroyed}, {"terminal_stopped", rep.TerminalStopped}, {"requeued", rep.Requeued}, {"failed_stuck", rep.FailedStuck},
+		{"destroyed", rep.Destroyed}, {"frozen", rep.Frozen}, {"terminal_stopped", rep.TerminalStopped}, {"requeued", rep.Requeued}, {"failed_stuck", rep.FailedStuck},
 		{"orphan_removed", rep.OrphansRemoved}, {"outbox_swept", rep.OutboxSwept}, {"expired", rep.Expired},
 		{"retention_deleted", rep.RetentionDeleted}, {"conflict", rep.Conflicts},
 	} {

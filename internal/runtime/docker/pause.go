@@ -60,7 +60,9 @@ func (r *Runtime) freeze(ctx context.Context, op string, ref runtime.Ref, pause 
 // whether the container was paused; any other conflict is Start's own.
 func (r *Runtime) startPaused(ctx context.Context, h *host, name string, ref runtime.Ref) (bool, error) {
 	in, err := h.cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
-	if err != nil || in.Container.State == nil || !in.Container.State.Paused {
+	paused := err == nil && in.Container.State != nil && in.Container.State.Paused
+	if !paused {
+		// Not paused, or not known to be: the start's own error stands.
 		return false, nil
 	}
 	return true, r.freeze(ctx, "start", ref, false)
