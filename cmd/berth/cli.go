@@ -81,7 +81,7 @@ var cliGroups = []struct {
 	aliases []string
 	summary string
 }{
-	{"containers", []string{"container", "c"}, "create, inspect, start, stop and delete containers"},
+	{"containers", []string{"container", "c"}, "create, inspect, start, stop, pause and delete containers"},
 	{"groups", []string{"group", "g"}, "see, finish and reset the groups of containers (a DAG run, a session)"},
 	{"templates", []string{"template", "t"}, "publish and read the templates containers are made from"},
 	{"webhooks", []string{"webhook", "w"}, "subscribe URLs to your containers' status changes (signed deliveries)"},

@@ -39,6 +39,8 @@ by the cursor of the next page, and -o json shows the API's {items, next_cursor}
 			summary: "stop a container (a stopped or failed one is left as it is)", run: cliLifecycle("stop")},
 		{group: "containers", name: "delete", synopsis: "ID [--if-match VERSION]",
 			summary: "delete a container (its events stay readable for 7 days)", run: cliLifecycle("delete")},
+		cliPauseCommand(true),
+		cliPauseCommand(false),
 		{group: "containers", name: "extend", synopsis: "ID --by 10m",
 			summary: "extend a container's lifetime (never past its template's max)",
 			details: `Moves the container's expires_at later by --by, counted from its current expires_at. An

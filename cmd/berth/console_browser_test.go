@@ -257,6 +257,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.shot("instance")
 	b.narrow("instance")
 
+	// Pause where it runs, resume where it is paused (POST /pause, /resume).
+	b.run("pausing", 60*time.Second,
+		chromedp.Click(chromedp.CSS(`#action-pause`)),
+		chromedp.WaitVisible(chromedp.CSS(`#inst-status .s-paused`)),
+		chromedp.WaitEnabled(chromedp.CSS(`#action-resume`)))
+	b.axe("paused")
+	b.run("resuming", 60*time.Second,
+		chromedp.Click(chromedp.CSS(`#action-resume`)),
+		chromedp.WaitVisible(chromedp.CSS(`#inst-status .s-running`)),
+		chromedp.WaitEnabled(chromedp.CSS(`#action-pause`)))
+
 	// Stop; the page follows to stopped, and the timeline tells the story.
 	b.run("stopping", 60*time.Second,
 		chromedp.Click(chromedp.CSS(`#action-stop`)),

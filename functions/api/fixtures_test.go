@@ -276,7 +276,11 @@ var scenario = []step{
 	{fixture: "start", want: 409},  // pending: nothing to start yet
 	{fixture: "delete", want: 404}, // as someone else: see scenarioAsOther
 	{fixture: "extend", want: 409}, // the fixture's template sets no lifetime
-	{fixture: "stop", want: 202, before: []fsm.Status{fsm.Creating, fsm.Running}},
+	{fixture: "pause", want: 202, before: []fsm.Status{fsm.Creating, fsm.Running}},
+	{fixture: "resume", want: 200},                                  // running: nothing to resume
+	{fixture: "pause", want: 200, before: []fsm.Status{fsm.Paused}}, // paused already
+	{fixture: "resume", want: 202},
+	{fixture: "stop", want: 202}, // a paused container is stopped like a running one
 	{fixture: "stop", want: 200}, // already stop_pending: nothing new
 	{fixture: "start", want: 202, before: []fsm.Status{fsm.Stopping, fsm.Stopped}},
 	{fixture: "delete", want: 202, before: []fsm.Status{fsm.Starting, fsm.Running}},

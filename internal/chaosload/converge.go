@@ -101,10 +101,13 @@ func (r *Run) Convergence(engine Lister) []string {
 		}
 		r.templates[in.ID] = in.Template
 		cs := byInstance[in.ID]
-		running := 0
+		running, paused := 0, 0
 		for _, s := range cs {
-			if s.Phase == runtime.PhaseRunning {
+			switch s.Phase {
+			case runtime.PhaseRunning:
 				running++
+			case runtime.PhasePaused:
+				paused++
 			}
 		}
 		where := fmt.Sprintf("%s (%s, %s, %q)", in.ID, in.Owner, in.Status, in.StatusReason)
@@ -113,15 +116,17 @@ func (r *Run) Convergence(engine Lister) []string {
 			problems = append(problems, fmt.Sprintf("%s has %d containers", where, len(cs)))
 		case r.deleted[in.ID]:
 			problems = append(problems, fmt.Sprintf("%s: its delete was accepted", where))
-		case in.Status != fsm.Running && !in.Status.Terminal():
+		case in.Status != fsm.Running && in.Status != fsm.Paused && !in.Status.Terminal():
 			problems = append(problems, fmt.Sprintf("%s is not settled", where))
 		case in.Status == fsm.Failed && in.StatusReason == "":
 			problems = append(problems, fmt.Sprintf("%s: failed without a reason", where))
 		case in.Status == fsm.Running && running != 1:
 			problems = append(problems, fmt.Sprintf("%s: its container is not running (%v)", where, phases(cs)))
+		case in.Status == fsm.Paused && paused != 1:
+			problems = append(problems, fmt.Sprintf("%s: its container is not paused (%v)", where, phases(cs)))
 		case in.Status == fsm.Stopped && len(cs) == 0 && r.tampered[in.ID] != "removed":
 			problems = append(problems, fmt.Sprintf("%s: its container is gone", where))
-		case in.Status.Terminal() && running > 0:
+		case in.Status.Terminal() && running+paused > 0:
 			problems = append(problems, fmt.Sprintf("%s: its container is running", where))
 		default:
 			problems = append(problems, missedDeadline(in, where)...)
@@ -146,7 +151,7 @@ const DeadlineGrace = 20 * time.Second
 // running instance past its expires_at, an ended one past its delete_at.
 func missedDeadline(in container.Instance, where string) []string {
 	switch {
-	case in.Status == fsm.Running && in.ExpiresAt != nil && time.Since(*in.ExpiresAt) > DeadlineGrace:
+	case (in.Status == fsm.Running || in.Status == fsm.Paused) && in.ExpiresAt != nil && time.Since(*in.ExpiresAt) > DeadlineGrace:
 		return []string{fmt.Sprintf("%s: missed expiry: expires_at %s", where, in.ExpiresAt.Format(time.RFC3339Nano))}
 	case in.Status.Terminal() && in.DeleteAt != nil && time.Since(*in.DeleteAt) > DeadlineGrace:
 		return []string{fmt.Sprintf("%s: missed retention: delete_at %s", where, in.DeleteAt.Format(time.RFC3339Nano))}

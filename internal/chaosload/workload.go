@@ -157,7 +157,8 @@ func (r *Run) groupOp(u *user, op string) {
 // opsByStatus is what a user asks of an instance in each status ("look":
 // the GET was it; "wait" becomes "look" without Options.Waits).
 var opsByStatus = map[fsm.Status][]string{
-	fsm.Running: {"stop", "stop", "start", "delete", "wait"}, fsm.Stopped: {"start", "start", "start", "delete"}, fsm.Failed: {"delete"},
+	fsm.Running: {"stop", "stop", "start", "delete", "wait", "pause", "pause"}, fsm.Stopped: {"start", "start", "start", "delete"}, fsm.Failed: {"delete"},
+	fsm.Paused:  {"resume", "resume", "stop", "delete", "pause", "start"},
 	fsm.Pending: {"wait", "look", "delete"}, fsm.Creating: {"wait", "look", "delete"},
 }
 
@@ -191,7 +192,7 @@ func (r *Run) instanceOp(u *user) {
 	}
 	ops := opsByStatus[in.Status]
 	if len(ops) == 0 || u.rng.IntN(6) == 0 {
-		ops = []string{"start", "stop", "delete", "wait"}
+		ops = []string{"start", "stop", "delete", "wait", "pause", "resume"}
 	}
 	op := ops[u.rng.IntN(len(ops))]
 	if op == "wait" && !r.o.Waits {
@@ -199,7 +200,7 @@ func (r *Run) instanceOp(u *user) {
 	}
 	switch op {
 	case "look":
-	case "start", "stop":
+	case "start", "stop", "pause", "resume":
 		a, err := r.o.Call(http.MethodPost, p+"/"+op, u.Token, nil, "")
 		want := append(slices.Clone(gone), http.StatusAccepted, http.StatusOK, http.StatusConflict)
 		if op == "start" && r.o.Quotas {
@@ -207,19 +208,13 @@ func (r *Run) instanceOp(u *user) {
 		}
 		if r.answered(u, op, a, err, want...) && a.Status == http.StatusAccepted {
 			r.accept(op, u.Name, id)
+			if (op == "pause" || op == "resume") && u.rng.IntN(2) == 0 {
+				// At once, so that the pause races a stop or a delete.
+				r.raceAfterPause(u, id, gone)
+			}
 		}
 	case "delete":
-		a, err := r.o.Call(http.MethodDelete, p, u.Token, nil, "")
-		if err != nil || a.Status >= 500 {
-			u.unsure[id] = true
-		}
-		if r.answered(u, "delete", a, err, append(gone, http.StatusAccepted, http.StatusConflict)...) && a.Status == http.StatusAccepted {
-			u.live = slices.DeleteFunc(u.live, func(s string) bool { return s == id })
-			r.accept("delete", u.Name, id)
-			r.mu.Lock()
-			r.deleted[id] = true
-			r.mu.Unlock()
-		}
+		r.deleteOf(u, id, gone)
 	case "wait":
 		want := []fsm.Status{fsm.Running, fsm.Stopped}[u.rng.IntN(2)]
 		a, err := r.o.Call(http.MethodGet, p+"/wait?status="+string(want)+"&timeout=2s", u.Token, nil, "")
@@ -322,4 +317,34 @@ func (r *Run) accept(op, owner, id string) {
 // pause is a client's delay before it sends a create again.
 func pause(u *user) {
 	time.Sleep(time.Duration(200+u.rng.IntN(300)) * time.Millisecond) // a client's retry delay, not a wait for a result
+}
+
+// raceAfterPause sends a stop or a delete right behind an accepted pause or
+// resume of id, before its worker has carried it out.
+func (r *Run) raceAfterPause(u *user, id string, gone []int) {
+	p := "/api/containers/" + id
+	if u.rng.IntN(2) == 0 {
+		a, err := r.o.Call(http.MethodPost, p+"/stop", u.Token, nil, "")
+		if r.answered(u, "stop", a, err, append(gone, http.StatusAccepted, http.StatusOK, http.StatusConflict)...) && a.Status == http.StatusAccepted {
+			r.accept("stop", u.Name, id)
+		}
+		return
+	}
+	r.deleteOf(u, id, gone)
+}
+
+// deleteOf asks for id's delete; gone are the answers that say it was
+// already deleted.
+func (r *Run) deleteOf(u *user, id string, gone []int) {
+	a, err := r.o.Call(http.MethodDelete, "/api/containers/"+id, u.Token, nil, "")
+	if err != nil || a.Status >= 500 {
+		u.unsure[id] = true
+	}
+	if r.answered(u, "delete", a, err, append(gone, http.StatusAccepted, http.StatusConflict)...) && a.Status == http.StatusAccepted {
+		u.live = slices.DeleteFunc(u.live, func(s string) bool { return s == id })
+		r.accept("delete", u.Name, id)
+		r.mu.Lock()
+		r.deleted[id] = true
+		r.mu.Unlock()
+	}
 }

@@ -131,7 +131,8 @@ func FSMJSON() []byte {
 		Statuses []fsm.Status                `json:"statuses"`
 		Next     map[fsm.Status][]fsm.Status `json:"next"`
 		Actions  map[string]fsm.Status       `json:"actions"`
-	}{fsm.All, next, map[string]fsm.Status{"start": fsm.StartPending, "stop": fsm.StopPending, "delete": fsm.DeletePending}})
+	}{fsm.All, next, map[string]fsm.Status{"start": fsm.StartPending, "stop": fsm.StopPending, "delete": fsm.DeletePending,
+		"pause": fsm.Paused, "resume": fsm.Running}})
 	if err != nil {
 		panic(fmt.Sprintf("console: encoding the FSM table: %v", err)) // static data: cannot fail
 	}

@@ -30,10 +30,11 @@ const (
 	OpGroupDelete   Op = "group_delete"
 )
 
-// Ops are every operation a worker carries out: the four, the cleanups
-// and webhook deliveries.
+// Ops are every operation a worker carries out: the four, pause and
+// resume, the cleanups and webhook deliveries.
 func Ops() []Op {
-	return []Op{OpCreate, OpStart, OpStop, OpDelete, OpCleanupStop, OpCleanupDelete, OpGroupStop, OpGroupDelete, OpDeliver}
+	return []Op{OpCreate, OpStart, OpStop, OpDelete, OpPause, OpResume, OpCleanupStop, OpCleanupDelete, OpGroupStop,
+		OpGroupDelete, OpDeliver}
 }
 
 // Valid reports whether op is one of the four operations or a cleanup.

@@ -12,8 +12,10 @@ import (
 // Status is a container instance's lifecycle status.
 type Status string
 
-// The statuses, with the names stored instances carry. Paused is deprecated but kept so that
-// stored instances and the transition table stay compatible.
+// The statuses, with the names stored instances carry. Paused is a running
+// container whose processes are frozen, memory kept (POST /pause; running ⇄
+// paused, with no status between: the request is an outbox item on the
+// unchanged status, see internal/manager pause.go).
 const (
 	Pending       Status = "pending"
 	Creating      Status = "creating"

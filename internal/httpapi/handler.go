@@ -163,6 +163,8 @@ func New(o Options) http.Handler {
 	h.route("/api/containers/{id}", map[string]apiFunc{"GET": h.getContainer, "DELETE": h.deleteContainer})
 	h.route("/api/containers/{id}/start", map[string]apiFunc{"POST": h.startContainer})
 	h.route("/api/containers/{id}/stop", map[string]apiFunc{"POST": h.stopContainer})
+	h.route("/api/containers/{id}/pause", map[string]apiFunc{"POST": h.pauseContainer})
+	h.route("/api/containers/{id}/resume", map[string]apiFunc{"POST": h.resumeContainer})
 	h.route("/api/containers/{id}/extend", map[string]apiFunc{"POST": h.extendContainer})
 	h.route("/api/containers/{id}/wait", map[string]apiFunc{"GET": h.waitContainer})
 	h.route("/api/containers/{id}/events", map[string]apiFunc{"GET": h.listEvents})

@@ -31,6 +31,9 @@ type Problem struct {
 	Subject string      `json:"subject,omitempty"`
 	Limit   json.Number `json:"limit,omitempty"`
 	Used    json.Number `json:"used,omitempty"`
+	// Runtime names the runtime that cannot carry out the operation asked
+	// (a pause on Kubernetes).
+	Runtime string `json:"runtime,omitempty"`
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -79,6 +82,7 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		se *manager.StateError
 		lp *logsProblem
 		qe *store.QuotaError
+		ue *manager.UnsupportedError
 	)
 	retry := int(h.retryAfter.Seconds())
 	switch {
@@ -104,6 +108,8 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		writeProblem(w, r, http.StatusRequestEntityTooLarge, "Content Too Large", tl.Error(), nil)
 	case errors.As(err, &ve):
 		writeProblem(w, r, http.StatusUnprocessableEntity, "Unprocessable Content", ve.Error(), func(p *Problem) { p.Errors = ve.Fields })
+	case errors.As(err, &ue):
+		writeProblem(w, r, http.StatusConflict, "Conflict", ue.Error(), func(p *Problem) { p.Runtime = ue.Runtime })
 	case errors.As(err, &se):
 		writeProblem(w, r, http.StatusConflict, "Conflict", se.Error(), func(p *Problem) { p.CurrentStatus = se.Current })
 	case errors.Is(err, manager.ErrResetDisabled), errors.Is(err, manager.ErrInUse), errors.Is(err, manager.ErrWebhookLimit),

@@ -59,9 +59,14 @@ func (f fields) err() error {
 type StateError struct {
 	Op      string
 	Current fsm.Status
+	// Why, when set, is what besides the status forbids it.
+	Why string
 }
 
 func (e *StateError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("cannot %s a container that is %s: %s", e.Op, e.Current, e.Why)
+	}
 	return fmt.Sprintf("cannot %s a container that is %s", e.Op, e.Current)
 }
 

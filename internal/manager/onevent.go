@@ -19,6 +19,8 @@ const (
 	ObservedStarted   ObservationKind = "started"   // the container is running
 	ObservedExited    ObservationKind = "exited"    // it ended (ExitCode, OOMKilled)
 	ObservedDestroyed ObservationKind = "destroyed" // it is gone from the runtime
+	ObservedPaused    ObservationKind = "paused"    // its processes are frozen (runtime.PhasePaused)
+	ObservedResumed   ObservationKind = "resumed"   // it runs again after a pause
 )
 
 // Observation is a runtime lifecycle event for one instance, from a runtime
@@ -102,6 +104,11 @@ func (m *Manager) applyObservation(ctx context.Context, inst container.Instance,
 		// The exit a scheduled restart answers, reported again (a replay,
 		// the reconciler's listing): recorded already.
 		return AppliedNoop, nil
+	}
+	if (ob.Kind == ObservedPaused || ob.Kind == ObservedResumed) && inst.RestartAt != nil {
+		// Its container ended and awaits its restart: a pause or resume
+		// reported now is of the run before (replayed), not news.
+		return AppliedStale, nil
 	}
 	to, evType, ok := target(inst.Status, ob)
 	switch {
@@ -239,7 +246,12 @@ func superseded(inst container.Instance, ob Observation) bool {
 		// ended is the recorded one, whose end is known.
 		run := ob.RunStartedAt
 		return inst.FinishedAt != nil && run != nil && inst.StartedAt != nil && !run.After(*inst.StartedAt)
-	case ob.Kind == ObservedExited && inst.Status == fsm.Running:
+	case ob.Kind == ObservedStarted && inst.Status == fsm.Paused:
+		// The start of the paused run, reported again (a replay, a late
+		// listing): only a run that began after it (the container was
+		// restarted behind berth's back, which thaws it) is news.
+		return inst.StartedAt != nil && !ob.At.After(*inst.StartedAt)
+	case ob.Kind == ObservedExited && (inst.Status == fsm.Running || inst.Status == fsm.Paused):
 		if inst.StartedAt == nil {
 			return false
 		}
@@ -277,6 +289,8 @@ func target(s fsm.Status, ob Observation) (to fsm.Status, eventType string, ok b
 			return s, "", false
 		}
 		return fsm.Running, container.EventStarted, true
+	case ObservedPaused, ObservedResumed:
+		return frozenTarget(s, ob.Kind)
 	case ObservedExited, ObservedDestroyed:
 		switch s {
 		case fsm.DeletePending, fsm.Deleting:
@@ -324,6 +338,8 @@ func statusReason(from, to fsm.Status, ob Observation) string {
 	switch {
 	case ob.Kind == ObservedStarted:
 		return "running"
+	case ob.Kind == ObservedPaused, ob.Kind == ObservedResumed:
+		return frozenReason(to)
 	case from == fsm.Stopping:
 		// Whatever ended it: a runtime whose stop removes the object (a
 		// Kubernetes Pod is deleted) reports the stop as a removal.

@@ -78,6 +78,10 @@ func observation(ev runtime.Event, oom map[string]bool, mu *sync.Mutex) (manager
 	case runtime.EventDestroyed:
 		delete(oom, ev.InstanceID)
 		ob.Kind = manager.ObservedDestroyed
+	case runtime.EventPaused:
+		ob.Kind = manager.ObservedPaused
+	case runtime.EventResumed:
+		ob.Kind = manager.ObservedResumed
 	default:
 		return ob, false
 	}

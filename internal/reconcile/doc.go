@@ -32,10 +32,18 @@
 //	instance        container running      exited / dead        absent (complete list, updated_at older than AbsentGrace)
 //	creating        started → running      started+exited *     — (stuck policy: the create may still be pulling the image)
 //	running         node backfill if empty exited → stopped/failed  destroyed → failed "container removed outside berth"
-//	paused          started → running      exited               destroyed → failed
+//	                paused → paused (†)
+//	paused          resumed → running (†)  exited               destroyed → failed
 //	starting        started → running      — (worker starts it) — (the start worker recreates a missing container)
 //	stopping        —                      exited → stopped     destroyed → stopped
 //	pending, start_pending, stop_pending, delete_pending, deleting: never judged from the runtime
+//
+// (†) a running instance's container found paused, or a paused one's
+// running, is a pause or resume whose worker has not recorded it yet, or
+// one made outside berth: the container is inspected again and, still so,
+// the state loop records running ⇄ paused (manager.ObservedPaused,
+// ObservedResumed). A running instance awaiting its restart (restart_at
+// set) is never judged paused: its container has exited.
 //
 // (*) only once updated_at is older than AbsentGrace, so the create worker's
 // own report (started, then exited) normally comes first. Exit code, OOM

@@ -190,6 +190,8 @@ type Report struct {
 	Exited         int `json:"exited"`          // → stopped or failed with the exit code
 	Destroyed      int `json:"destroyed"`       // → failed (or stopped, when stopping)
 	Rejected       int `json:"rejected"`        // OnEvent recorded TransitionRejected
+	// Frozen: running ⇄ paused, from a container found paused or resumed.
+	Frozen int `json:"frozen"`
 	// TerminalStopped: running containers of failed instances stopped.
 	TerminalStopped int `json:"terminal_stopped"`
 
@@ -234,7 +236,7 @@ type Report struct {
 
 // Actions is the number of changes the pass made.
 func (r Report) Actions() int {
-	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.TerminalStopped + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept + r.Expired + r.RetentionDeleted
+	return r.Started + r.NodeBackfilled + r.Exited + r.Destroyed + r.Frozen + r.TerminalStopped + r.Requeued + r.FailedStuck + r.OrphansRemoved + r.OutboxSwept + r.Expired + r.RetentionDeleted
 }
 
 func (r *Report) fail(err error) {
@@ -370,7 +372,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	r.emit(rep, time.Since(start))
 	attrs := []any{"duration_ms", rep.DurationMS, "instances", rep.Instances, "containers", rep.Containers,
 		"actions", rep.Actions(), "started", rep.Started, "node_backfilled", rep.NodeBackfilled, "exited", rep.Exited,
-		"destroyed", rep.Destroyed, "terminal_stopped", rep.TerminalStopped, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
+		"destroyed", rep.Destroyed, "frozen", rep.Frozen, "terminal_stopped", rep.TerminalStopped, "requeued", rep.Requeued, "failed_stuck", rep.FailedStuck,
 		"orphans_removed", rep.OrphansRemoved, "outbox_swept", rep.OutboxSwept, "expired", rep.Expired, "retention_deleted", rep.RetentionDeleted,
 		"admission_before", rep.AdmissionBefore, "admission_after", rep.AdmissionAfter,
 		"conflicts", rep.Conflicts, "errors", rep.Errors, "list_partial", rep.ListPartial, "truncated", rep.Truncated}
@@ -523,7 +525,7 @@ func (r *Reconciler) emit(rep Report, d time.Duration) {
 		n    int
 	}{
 		{"started", rep.Started}, {"node_backfilled", rep.NodeBackfilled}, {"exited", rep.Exited},
-		{"destroyed", rep.Destroyed}, {"terminal_stopped", rep.TerminalStopped}, {"requeued", rep.Requeued}, {"failed_stuck", rep.FailedStuck},
+		{"destroyed", rep.Destroyed}, {"frozen", rep.Frozen}, {"terminal_stopped", rep.TerminalStopped}, {"requeued", rep.Requeued}, {"failed_stuck", rep.FailedStuck},
 		{"orphan_removed", rep.OrphansRemoved}, {"outbox_swept", rep.OutboxSwept}, {"expired", rep.Expired},
 		{"retention_deleted", rep.RetentionDeleted}, {"conflict", rep.Conflicts},
 	} {

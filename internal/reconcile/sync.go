@@ -130,6 +130,8 @@ const (
 	observeDestroyed    // gone from a complete list
 	absentUnverified    // gone from a partial list: nothing may be concluded
 	observeStartedFirst // creating + exited: started, then exited, as the create worker reports it
+	observePaused       // running, its container paused (frozen)
+	observeResumed      // paused, its container running again
 )
 
 // decide is the sync table of the package documentation. st is nil when
@@ -138,6 +140,7 @@ const (
 func decide(inst container.Instance, st *runtime.State, complete bool, age, absentGrace time.Duration) verdict {
 	ended := st != nil && (st.Phase == runtime.PhaseExited || st.Phase == runtime.PhaseDead)
 	running := st != nil && st.Phase == runtime.PhaseRunning
+	paused := st != nil && st.Phase == runtime.PhasePaused
 	absent := func() verdict {
 		switch {
 		case !complete:
@@ -162,7 +165,9 @@ func decide(inst container.Instance, st *runtime.State, complete bool, age, abse
 		case ended:
 			return observeExited
 		case running && inst.Status == fsm.Paused:
-			return observeStarted
+			return observeResumed
+		case paused && inst.Status == fsm.Running && inst.RestartAt == nil:
+			return observePaused
 		case running && inst.RuntimeNodeName == "":
 			return observeBackfill
 		}
@@ -254,6 +259,13 @@ func (r *Reconciler) observe(ctx context.Context, log *slog.Logger, inst contain
 		obs = append(obs, manager.Observation{InstanceID: inst.ID, Kind: manager.ObservedExited, At: at, RunStartedAt: full.StartedAt,
 			ExitCode: full.ExitCode, OOMKilled: full.OOMKilled, NodeName: full.Node, RuntimeID: full.RuntimeID,
 			Message: full.Error, LastWords: runtime.LastWordsFrom(rt)})
+	case observePaused, observeResumed:
+		ob, ok := r.frozen(ctx, rt, inst, *st, v, now)
+		if !ok {
+			log.InfoContext(ctx, "container's pause changed since it was listed; left to the next pass")
+			return
+		}
+		op, obs = "observe_"+string(ob.Kind), append(obs, ob)
 	case observeDestroyed:
 		op = "observe_destroyed"
 		obs = append(obs, manager.Observation{InstanceID: inst.ID, Kind: manager.ObservedDestroyed, At: now,
@@ -304,6 +316,8 @@ func (r *Reconciler) observe(ctx context.Context, log *slog.Logger, inst contain
 				rep.Exited++
 			case manager.ObservedDestroyed:
 				rep.Destroyed++
+			case manager.ObservedPaused, manager.ObservedResumed:
+				rep.Frozen++
 			}
 			log.InfoContext(ctx, "instance brought in line with its runtime", "kind", ob.Kind, "exit_code", exitAttr(ob.ExitCode),
 				"oom_killed", ob.OOMKilled, "node", ob.NodeName)

@@ -95,7 +95,8 @@ func IsInvalid(err error) bool { return errors.Is(err, ErrInvalid) }
 
 // Retryable reports whether the same call may succeed later: unavailable,
 // failed and unclassified errors are; invalid, conflict and not-found are
-// not (they need a different request), and neither is a cancelled context.
+// not (they need a different request), nor is ErrNotSupported, and neither is a
+// cancelled context.
 // Only IsUnavailable errors may be retried without bound on attempts.
 func Retryable(err error) bool {
 	switch {
@@ -103,7 +104,7 @@ func Retryable(err error) bool {
 		return false
 	case errors.Is(err, context.Canceled):
 		return false
-	case errors.Is(err, ErrInvalid), errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrInvalid), errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound), errors.Is(err, ErrNotSupported):
 		return false
 	}
 	return true

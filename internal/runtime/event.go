@@ -6,11 +6,17 @@ import "time"
 type EventKind string
 
 // Event kinds. An OOM kill is reported as EventOOM followed by EventExited.
+// EventPaused and EventResumed are reported only by a runtime that pauses
+// (Pauser), and only while the container is still as they say when the
+// watch reports them (a replayed pause of a container resumed since is
+// dropped), so the state loop may take them for the present state.
 const (
 	EventStarted   EventKind = "started"
 	EventExited    EventKind = "exited"
 	EventOOM       EventKind = "oom"
 	EventDestroyed EventKind = "destroyed"
+	EventPaused    EventKind = "paused"
+	EventResumed   EventKind = "resumed"
 )
 
 // Event is one lifecycle change of one of berth's containers, as Watch

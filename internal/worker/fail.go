@@ -47,9 +47,10 @@ func (w *Worker) fail(ctx context.Context, log *slog.Logger, msg outbox.Message,
 	if err := w.store.MarkFailed(ctx, msg.OutboxID, attempt, cause.Error(), w.now()); err != nil {
 		log.WarnContext(ctx, "marking outbox item failed", "error", err)
 	}
-	if msg.Op.Cleanup() {
+	if msg.Op.Cleanup() || msg.Op.PauseOp() {
 		// A policy that could not be applied leaves the member as it is:
-		// its own status is not the cleanup's to judge.
+		// its own status is not the cleanup's to judge. Nor is a pause's or
+		// a resume's: the container goes on as it was.
 		return
 	}
 	// Only while the operation still speaks for the instance (ownedStatuses).

@@ -42,6 +42,8 @@ func opMetric(op container.Op) string {
 		return "StopDuration"
 	case container.OpCleanupStop, container.OpCleanupDelete, container.OpGroupStop, container.OpGroupDelete:
 		return "CleanupDuration"
+	case container.OpPause, container.OpResume:
+		return "PauseDuration"
 	}
 	return "DeleteDuration"
 }

@@ -64,6 +64,8 @@ func (w *Worker) route(ctx context.Context, j *Job) error {
 		return w.cleanup(ctx, j.Log, j.Msg)
 	case container.OpDeliver:
 		return w.deliver(ctx, j)
+	case container.OpPause, container.OpResume:
+		return w.pauseHandler(ctx, j)
 	}
 	return nil
 }

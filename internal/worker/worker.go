@@ -37,6 +37,9 @@ type Manager interface {
 	Placed(ctx context.Context, id, runtimeID, node string) error
 	// Stopped completes a stop (stopping → stopped, item completed).
 	Stopped(ctx context.Context, id, outboxID string, finished time.Time, exit *int, words *container.LastWords, at time.Time) error
+	// Frozen completes a pause (running → paused) or a resume (paused →
+	// running), item completed; ErrMoved when the instance moved on.
+	Frozen(ctx context.Context, id, outboxID string, pause bool, at time.Time) error
 	// Deleted removes a deleting instance whose container is gone.
 	Deleted(ctx context.Context, id, outboxID string, words *container.LastWords, at time.Time) error
 	// Fail fails an instance with a reason and its group policy.

@@ -611,7 +611,9 @@ function instancePage(id) {
     endpoints.show(i);
     if (i.version === lastVersion) return;
     lastVersion = i.version;
-    actions.replaceChildren(...["start", "stop", "delete"].map((a) => {
+    // Pause where it runs, resume where it is paused: Kubernetes cannot.
+    const pr = i.runtime === "kubernetes" ? "" : { running: "pause", paused: "resume" }[i.status];
+    actions.replaceChildren(...["start", "stop", pr, "delete"].filter(Boolean).map((a) => {
       const ok = allowed(a, i.status);
       const hint = uid("why");
       const btn = el("button", { type: "button", id: "action-" + a, class: a === "delete" ? "danger" : "",

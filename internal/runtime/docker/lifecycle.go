@@ -14,13 +14,18 @@ import (
 )
 
 // Start starts the container; a running one is left as it is (the engine
-// answers 304, which the client takes as success).
+// answers 304, which the client takes as success), and a paused one resumed.
 func (r *Runtime) Start(ctx context.Context, ref runtime.Ref) error {
 	h, name, err := r.locate(ctx, "start", ref)
 	if err != nil {
 		return err
 	}
 	if _, err := h.cli.ContainerStart(ctx, name, client.ContainerStartOptions{}); err != nil {
+		if cerrdefs.IsConflict(err) {
+			if paused, perr := r.startPaused(ctx, h, name, ref); paused {
+				return perr
+			}
+		}
 		return classify(err, "start", ref.InstanceID, h.cfg.Name)
 	}
 	return nil

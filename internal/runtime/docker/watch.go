@@ -18,6 +18,8 @@ var watchedActions = map[events.Action]runtime.EventKind{
 	events.ActionDie:     runtime.EventExited,
 	events.ActionOOM:     runtime.EventOOM,
 	events.ActionDestroy: runtime.EventDestroyed,
+	events.ActionPause:   runtime.EventPaused,
+	events.ActionUnPause: runtime.EventResumed,
 }
 
 // Watch streams berth's container events from every host (see
@@ -79,6 +81,9 @@ func (r *Runtime) watchHost(ctx context.Context, h *host, since time.Time, out c
 						continue
 					}
 					runTimes(ctx, h, &ev)
+					if !stillFrozenAsSaid(ctx, h, ev) {
+						continue
+					}
 					select {
 					case out <- ev:
 					case <-ctx.Done():

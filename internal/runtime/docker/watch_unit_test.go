@@ -32,7 +32,9 @@ func TestToEvent(t *testing.T) {
 		{"die", msg(events.ActionDie, berthAttrs("exitCode", "3")), &runtime.Event{Kind: runtime.EventExited, ExitCode: &three}},
 		{"oom", msg(events.ActionOOM, berthAttrs()), &runtime.Event{Kind: runtime.EventOOM}},
 		{"destroy", msg(events.ActionDestroy, berthAttrs()), &runtime.Event{Kind: runtime.EventDestroyed}},
-		{"other action", msg(events.ActionPause, berthAttrs()), nil},
+		{"pause", msg(events.ActionPause, berthAttrs()), &runtime.Event{Kind: runtime.EventPaused}},
+		{"unpause", msg(events.ActionUnPause, berthAttrs()), &runtime.Event{Kind: runtime.EventResumed}},
+		{"other action", msg(events.ActionRename, berthAttrs()), nil},
 		{"not berth's", msg(events.ActionStart, map[string]string{}), nil},
 		{"image event", events.Message{Type: events.ImageEventType, Action: events.ActionDelete}, nil},
 	}

@@ -67,6 +67,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ErrorKinds", testErrorKinds},
 		{"HostPaths", testHostPaths},
 		{"Stats", testStats},
+		{"PauseResume", testPause},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
