@@ -85,7 +85,7 @@ func (m *Manager) freeze(ctx context.Context, c identity.Caller, id string, ifMa
 			return err
 		}
 		p, item := requestWrite(ctx, inst, request{op: op.op, to: inst.Status, event: op.requestEv,
-			message: op.name + " requested", actor: c.User, requestID: requestID, at: m.now().UTC()})
+			message: op.name + " requested", actor: c.Actor(), requestID: requestID, at: m.now().UTC()})
 		p.ID, p.ExpectVersion, p.From = id, inst.Version, inst.Status
 		out, err := m.store.Transition(ctx, *p)
 		switch {
