@@ -34,7 +34,7 @@ type ExecSpec struct {
 
 // ExecMarkerEnv is the environment variable that marks an exec's
 // processes (ExecSpec.Marker); a user's env may not set it.
-const ExecMarkerEnv = "BERTH_EXEC_ID"
+const ExecMarkerEnv = container.ExecMarkerEnv
 
 // ExecResult is what a command run by Exec did.
 type ExecResult struct {
