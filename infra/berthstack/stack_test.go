@@ -280,6 +280,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"watcher":    s.logicalID(t, s.stack.Watcher.Function),
 		"logs":       s.logicalID(t, s.stack.Logs.Function),
 		"notify":     s.logicalID(t, s.stack.Notify.Function),
+		"exec":       s.logicalID(t, s.stack.Exec.Function),
 	} {
 		r := s.props(t, c)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
 		roleOf[name] = r
@@ -316,14 +317,15 @@ func TestLeastPrivilege(t *testing.T) {
 		{"send to a queue", func(st statement) bool { return st.action == "sqs:SendMessage" }, []string{"dispatcher", "notify", "reconciler"}},
 		{"read the runtime secret", func(st statement) bool {
 			return st.action == "secretsmanager:GetSecretValue" && st.resource == `"`+secret+`"`
-		}, []string{"create", "lifecycle", "logs", "reconciler", "watcher"}},
+		}, []string{"create", "exec", "lifecycle", "logs", "reconciler", "watcher"}},
 		{"any secret or parameter", func(st statement) bool {
 			return strings.HasPrefix(st.action, "secretsmanager:") || strings.HasPrefix(st.action, "ssm:")
-		}, []string{"create", "lifecycle", "logs", "reconciler", "watcher"}},
-		// The logs function reads one instance and writes nothing.
+		}, []string{"create", "exec", "lifecycle", "logs", "reconciler", "watcher"}},
+		// The logs function reads one instance and writes nothing; the exec function
+		// writes the history and its leases.
 		{"write a table", func(st statement) bool {
 			return st.action == "dynamodb:PutItem" || st.action == "dynamodb:UpdateItem" || st.action == "dynamodb:DeleteItem"
-		}, []string{"api", "create", "dispatcher", "lifecycle", "notify", "reconciler", "watcher"}},
+		}, []string{"api", "create", "dispatcher", "exec", "lifecycle", "notify", "reconciler", "watcher"}},
 		{"any queue action", func(st statement) bool { return strings.HasPrefix(st.action, "sqs:") },
 			[]string{"create", "dispatcher", "lifecycle", "notify", "reconciler"}},
 		{"table scans", func(st statement) bool { return st.action == "dynamodb:Scan" }, []string{"api"}},
