@@ -25,9 +25,9 @@ type Stack struct {
 	// Watcher is nil with Props.RuntimeWatcher off.
 	Watcher *Watcher
 	// Logs serves GET /api/containers/{id}/logs.
-	Logs   *Logs
+	Logs *Logs
 	// Exec serves POST /api/containers/{id}/exec.
-	Exec *Exec
+	Exec   *Exec
 	Alarms *Alarms
 	// Backup is nil with Props.BackupPlan off.
 	Backup *Backup
