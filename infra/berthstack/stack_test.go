@@ -446,10 +446,11 @@ func TestFunctions(t *testing.T) {
 				s.logicalID(t, s.stack.Watcher.Function):    true,
 				s.logicalID(t, s.stack.Logs.Function):       true,
 				s.logicalID(t, s.stack.Notify.Function):     true,
+				s.logicalID(t, s.stack.Exec.Function):       true,
 			}
 			fns := s.ofType("AWS::Lambda::Function")
-			if len(fns) != 8 {
-				t.Fatalf("%d functions, want 8", len(fns))
+			if len(fns) != 9 {
+				t.Fatalf("%d functions, want 9", len(fns))
 			}
 			for id, p := range fns {
 				memory := FunctionMemoryMB
@@ -534,8 +535,10 @@ func TestAuth(t *testing.T) {
 	// The logs and stats routes, behind the authorizer, to the logs function.
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + LogsRoutePath, "AuthorizationType": "JWT"})
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + StatsRoutePath, "AuthorizationType": "JWT"})
-	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 9 {
-		t.Errorf("%d routes, want 9 (every path behind the authorizer but the OpenAPI document, /livez, /readyz and the console's three; the logs and stats routes)", n)
+	// The exec route, behind the authorizer, to the exec function.
+	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "POST " + ExecRoutePath, "AuthorizationType": "JWT"})
+	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 10 {
+		t.Errorf("%d routes, want 10 (every path behind the authorizer but the OpenAPI document, /livez, /readyz and the console's three; the logs, stats and exec routes)", n)
 	}
 }
 

@@ -33,13 +33,8 @@ func (r *Runtime) Exec(ctx context.Context, ref runtime.Ref, spec runtime.ExecSp
 		return runtime.ExecResult{}, err
 	}
 	node := h.cfg.Name
-	in, err := h.cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
-	if err != nil {
-		return runtime.ExecResult{}, classify(err, "exec", ref.InstanceID, node)
-	}
-	if st := in.Container.State; st == nil || !st.Running || st.Paused {
-		return runtime.ExecResult{}, runtime.Errorf(runtime.ErrConflict, "exec", ref.InstanceID, node, "the container is not running")
-	}
+	// No inspect first: the engine refuses an exec in a container that is
+	// not running (or is paused) with a 409, which is ErrConflict.
 	start := time.Now()
 	id, err := h.execStart(ctx, name, spec.Command, runtime.ExecEnv(spec), spec.Stdin)
 	if err != nil {

@@ -20,7 +20,8 @@ import (
 // timeout killed in the container with whatever it started (the process
 // list has none of them after). Where it does not (kwok: Pods without
 // processes), an exec of a running container is an error naming the
-// operation. A container that does not exist is not found either way.
+// operation. A container that does not exist is not found either way, and
+// one that has stopped is a conflict.
 func testExec(t *testing.T, h Harness) {
 	ex, ok := h.Runtime.(runtime.Execer)
 	if !ok {
@@ -68,6 +69,14 @@ func testExec(t *testing.T, h Harness) {
 	}
 
 	testExecTimeout(t, ctx, ex, ref, spec)
+
+	if err := h.Runtime.Stop(ctx, ref, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, events, inst.ID, "exited", kindIs(runtime.EventExited))
+	if _, err := ex.Exec(ctx, ref, spec("true")); !runtime.IsConflict(err) {
+		t.Errorf("exec in a stopped container: %v, want a conflict", err)
+	}
 }
 
 // testExecTimeout: a command (and the child it started) that outlives its
