@@ -43,18 +43,20 @@ func (r *Runtime) Exec(ctx context.Context, ref runtime.Ref, spec runtime.ExecSp
 	defer id.close()
 	stdout := &runtime.BoundedBuffer{Limit: spec.OutputLimit}
 	stderr := &runtime.BoundedBuffer{Limit: spec.OutputLimit}
-	copied := make(chan error, 1)
+	// copyErr is the copy's end, read once copied is closed.
+	var copyErr error
+	copied := make(chan struct{})
 	go func() {
-		_, err := stdcopy.StdCopy(stdout, stderr, id.attached.Reader)
-		copied <- err
+		defer close(copied)
+		_, copyErr = stdcopy.StdCopy(stdout, stderr, id.attached.Reader)
 	}()
 	timer := time.NewTimer(spec.Timeout)
 	defer timer.Stop()
 	res := runtime.ExecResult{ExitCode: -1}
 	select {
-	case err := <-copied:
-		if err != nil && ctx.Err() == nil {
-			return runtime.ExecResult{}, runtime.NewError(runtime.ErrUnavailable, "exec", ref.InstanceID, node, fmt.Errorf("reading the command's output: %w", err))
+	case <-copied:
+		if copyErr != nil && ctx.Err() == nil {
+			return runtime.ExecResult{}, runtime.NewError(runtime.ErrUnavailable, "exec", ref.InstanceID, node, fmt.Errorf("reading the command's output: %w", copyErr))
 		}
 		res.ExitCode, err = h.execExit(ctx, id.id)
 		if err != nil {
@@ -73,6 +75,8 @@ func (r *Runtime) Exec(ctx context.Context, ref runtime.Ref, spec runtime.ExecSp
 		res.KillFailed = h.execKill(kctx, name, spec.Marker) != nil
 		cancel()
 		id.close()
+		// The copy ends with the stream closed under it; its error says
+		// nothing more than the timeout.
 		<-copied
 	}
 	res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
