@@ -80,7 +80,7 @@ dist/%/bootstrap: FORCE
 # template_test.go checks that every function in the template has its target.
 SAM_FUNCTIONS := ApiFunction:api DispatcherFunction:dispatcher CreateWorkerFunction:worker \
 	LifecycleWorkerFunction:worker ReconcilerFunction:reconciler WatcherFunction:watcher \
-	LogsFunction:logs NotifyFunction:notify
+	LogsFunction:logs NotifyFunction:notify ExecFunction:exec
 
 define sam_build_target
 .PHONY: build-$(1)

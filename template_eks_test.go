@@ -34,7 +34,7 @@ func TestTemplateEKSClusters(t *testing.T) {
 			}
 		}
 		want := 0
-		if f.kind == "worker" || f.kind == "reconciler" || f.kind == "watcher" || f.kind == "logs" {
+		if f.kind == "worker" || f.kind == "reconciler" || f.kind == "watcher" || f.kind == "logs" || f.kind == "exec" {
 			want = 1
 		}
 		if len(grants) != want {

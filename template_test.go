@@ -282,6 +282,7 @@ var functions = []function{
 	{"WatcherFunction", "watcher", "watcher", false, true},
 	{"LogsFunction", "logs", "logs", false, true},
 	{"NotifyFunction", "notify", "notify", false, false},
+	{"ExecFunction", "exec", "exec", false, true},
 }
 
 // env is a function's environment as written: the Globals' and its own.
@@ -297,7 +298,7 @@ func (c *cfnTemplate) env(logicalID string) map[string]any {
 	return out
 }
 
-// TestTemplateFunctions: eight functions, each built by its make target from
+// TestTemplateFunctions: nine functions, each built by its make target from
 // its functions/ directory for provided.al2023 on arm64.
 func TestTemplateFunctions(t *testing.T) {
 	c := loadTemplate(t)
@@ -459,7 +460,7 @@ func TestTemplateEnvironment(t *testing.T) {
 			if cfg.Queue.NotifyQueueURL == "" || vars["BERTH_QUEUE_CREATE_QUEUE_URL"] != nil || vars["BERTH_QUEUE_LIFECYCLE_QUEUE_URL"] != nil {
 				t.Errorf("%s: want its own queue's URL only", f.logicalID)
 			}
-		} else if f.kind != "api" && f.kind != "watcher" && f.kind != "logs" && !wiring.HasQueues(cfg) {
+		} else if f.kind != "api" && f.kind != "watcher" && f.kind != "logs" && f.kind != "exec" && !wiring.HasQueues(cfg) {
 			t.Errorf("%s: both queue URLs are needed", f.logicalID)
 		}
 		if f.kind == "api" && (vars["BERTH_QUEUE_CREATE_QUEUE_URL"] != nil || vars["BERTH_QUEUE_LIFECYCLE_QUEUE_URL"] != nil) {
@@ -874,6 +875,16 @@ func TestTemplateAPI(t *testing.T) {
 		li["IntegrationType"] != "AWS_PROXY" || getAtt(li["IntegrationUri"])[0] != "LogsFunction" {
 		t.Errorf("logs integration %v: want AWS_PROXY 2.0 to the LogsFunction", li)
 	}
+	// The exec route: behind the authorizer, to the exec function (it
+	// reaches the runtimes and writes the history).
+	if r := c.resource("HttpApiExecRoute", "AWS::ApiGatewayV2::Route"); r["RouteKey"] != "POST /api/containers/{id}/exec" ||
+		r["AuthorizationType"] != "JWT" || paramOf(r["AuthorizerId"]) != "HttpApiAuthorizer" || !strings.Contains(fmt.Sprint(r["Target"]), "HttpApiExecIntegration") {
+		t.Errorf("HttpApiExecRoute %v: want POST /api/containers/{id}/exec with the JWT authorizer, to HttpApiExecIntegration", r)
+	}
+	if ei := c.resource("HttpApiExecIntegration", "AWS::ApiGatewayV2::Integration"); ei["PayloadFormatVersion"] != "2.0" ||
+		ei["IntegrationType"] != "AWS_PROXY" || getAtt(ei["IntegrationUri"])[0] != "ExecFunction" {
+		t.Errorf("exec integration %v: want AWS_PROXY 2.0 to the ExecFunction", ei)
+	}
 	files, _ := filepath.Glob("events/api-*.json")
 	if len(files) == 0 {
 		t.Fatal("no events/api-*.json")
@@ -882,7 +893,11 @@ func TestTemplateAPI(t *testing.T) {
 	if len(logsFixtures) == 0 {
 		t.Fatal("no events/logs-*.json")
 	}
-	files = append(files, logsFixtures...)
+	execFixtures, _ := filepath.Glob("events/exec-*.json")
+	if len(execFixtures) == 0 {
+		t.Fatal("no events/exec-*.json")
+	}
+	files = append(append(files, logsFixtures...), execFixtures...)
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -996,8 +1011,8 @@ func TestTemplateVPCAccessOnlyWithVpc(t *testing.T) {
 			t.Errorf("%s: the VPC access policy %d times under HasVpc and %d times without, want once under HasVpc", role[0], conditional, unconditional)
 		}
 	}
-	if withVpc != 6 {
-		t.Errorf("%d functions with a VpcConfig, want 6 (the workers, the reconciler, the watcher, the logs and the notify functions)", withVpc)
+	if withVpc != 7 {
+		t.Errorf("%d functions with a VpcConfig, want 7 (the workers, the reconciler, the watcher, the logs, the exec and the notify functions)", withVpc)
 	}
 }
 

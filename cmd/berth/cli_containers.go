@@ -50,6 +50,7 @@ extension past the lifetime's max (counted from the create) is refused with a 42
 			summary: "show a container's history, oldest first", run: cliContainersEvents},
 		cliLogsCommand(),
 		cliStatsCommand(),
+		cliExecCommand(),
 		cliWatchCommand(),
 		{group: "containers", name: "wait", synopsis: "ID [--status running] [--timeout 60s]",
 			summary: "wait until a container has a status",

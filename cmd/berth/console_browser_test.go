@@ -206,7 +206,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	e.start()
 	e.putTemplates()
 	e.must(e.call("PUT", "/api/templates/talker", adminToken, container.Template{Runtime: "docker", Image: e.image,
-		PullPolicy: container.PullNever, Command: []string{"sh", "-c", "echo console-logs-line; exec sleep 3600"}}), http.StatusCreated)
+		PullPolicy: container.PullNever, Command: []string{"sh", "-c", "echo console-logs-line; exec sleep 3600"}, Exec: true}), http.StatusCreated)
 	bobs := e.instance(e.must(e.call("POST", "/api/containers", bobToken, map[string]string{"template": "sleeper", "name": "bobs-secret"}), http.StatusAccepted))
 	grouped := e.instance(e.must(e.call("POST", "/api/containers", aliceToken, map[string]string{"template": "sleeper", "name": "step-1", "group": "nightly"}), http.StatusAccepted))
 	e.waitFor(grouped.ID, fsm.Running, time.Minute)
@@ -256,6 +256,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.axe("instance")
 	b.shot("instance")
 	b.narrow("instance")
+	// sleeper does not allow exec: no command box.
+	b.run("reading the template's exec", 30*time.Second, poll(`document.getElementById("exec").dataset.exec === "off" && document.getElementById("exec").hidden`))
 
 	// Pause where it runs, resume where it is paused (POST /pause, /resume).
 	b.run("pausing", 60*time.Second,
@@ -329,6 +331,19 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("usage panel: %q", s)
 	}
 	b.axe("instance with usage")
+	// The command box (talker allows exec): a command's exit code and both
+	// streams, apart; the exec then in the timeline.
+	b.run("running a command", 60*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#exec-cmd`)),
+		chromedp.SendKeys(chromedp.CSS(`#exec-cmd`), `sh -c "echo exec-out; echo exec-err >&2; exit 4"`),
+		chromedp.Click(chromedp.CSS(`#exec-run`)),
+		poll(`(document.getElementById("exec-status").innerText || "").startsWith("Exit 4")`))
+	if out, errOut := strings.TrimSpace(b.text("#exec-stdout")), strings.TrimSpace(b.text("#exec-stderr")); out != "exec-out" || errOut != "exec-err" {
+		t.Errorf("command box: stdout %q, stderr %q", out, errOut)
+	}
+	b.run("the exec in the timeline", 30*time.Second, poll(`document.getElementById("timeline").innerText.includes("ContainerExecFinished")`))
+	b.axe("instance with a command run")
+	b.narrow("instance-exec")
 
 	// Groups: members by status, and the finish policy shown before it is
 	// confirmed.

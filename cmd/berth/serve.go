@@ -258,6 +258,7 @@ func newServer(ctx context.Context, cfg *config.Config, configPath string, log *
 		MaxWaitersPerCaller: cfg.Server.MaxWaitersPerCaller, Health: s.health,
 		MaxFollows: cfg.Server.MaxFollows, MaxFollowsPerCaller: cfg.Server.MaxFollowsPerCaller,
 		Logs: s.runtimes, Stats: s.runtimes, Console: console.OptionsFrom(cfg.Auth),
+		Exec:            httpapi.ExecOptionsFrom(cfg.Server, s.runtimes, 0),
 		MetricsEndpoint: endpoint, MetricsToken: cfg.Server.MetricsToken.Reveal(), Metrics: emf,
 	})
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.Server.Addr)

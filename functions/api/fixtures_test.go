@@ -271,6 +271,7 @@ var scenario = []step{
 	{fixture: "events", want: 200},
 	{fixture: "logs", want: 501},  // the api function holds no runtime client
 	{fixture: "stats", want: 501}, // nor does it read usage: the logs function does
+	{fixture: "exec", want: 501},  // nor run commands: the exec function does
 	{fixture: "wait", want: 200},  // status=pending: already there
 	{fixture: "list", want: 200},
 	{fixture: "start", want: 409},  // pending: nothing to start yet

@@ -59,6 +59,5 @@ func adapter(cfg *config.Config, s store.Store, logger *slog.Logger, emf *metric
 		Health:    storeHealth(s),
 		Console:   console.OptionsFrom(cfg.Auth),
 	})
-	return lambdahttp.New(h, lambdahttp.Options{AdminClaim: cfg.Auth.AdminClaim, AdminGroup: cfg.Auth.AdminGroup, TeamClaim: cfg.Auth.TeamClaim,
-		OnBehalfOfClaim: cfg.Auth.OnBehalfOfClaim, Logger: logger})
+	return lambdahttp.New(h, lambdahttp.AuthOptions(cfg.Auth, logger))
 }

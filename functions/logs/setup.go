@@ -68,6 +68,5 @@ func newAdapter(cfg *config.Config, s store.Store, res *runtime.Resolver, logger
 	mux := http.NewServeMux()
 	mux.Handle(logsPattern, api)
 	mux.Handle(statsPattern, api)
-	return lambdahttp.New(mux, lambdahttp.Options{AdminClaim: cfg.Auth.AdminClaim, AdminGroup: cfg.Auth.AdminGroup, TeamClaim: cfg.Auth.TeamClaim,
-		OnBehalfOfClaim: cfg.Auth.OnBehalfOfClaim, Logger: logger})
+	return lambdahttp.New(mux, lambdahttp.AuthOptions(cfg.Auth, logger))
 }

@@ -76,8 +76,8 @@ func TestLogsKmsKey(t *testing.T) {
 			t.Errorf("a logs key made beside LogsKmsKeyArn")
 		}
 		groups := s.ofType("AWS::Logs::LogGroup")
-		if len(groups) != 9 {
-			t.Errorf("%d log groups, want 9 (eight functions and the API's access log)", len(groups))
+		if len(groups) != 10 {
+			t.Errorf("%d log groups, want 10 (nine functions and the API's access log)", len(groups))
 		}
 		for id, g := range groups {
 			if fmt.Sprint(g["KmsKeyId"]) != fmt.Sprint(want) {

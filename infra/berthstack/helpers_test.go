@@ -15,7 +15,7 @@ import (
 )
 
 // functionBinaries are the directories under dist/ the stack takes code from.
-var functionBinaries = []string{"api", "dispatcher", "logs", "notify", "reconciler", "watcher", "worker"}
+var functionBinaries = []string{"api", "dispatcher", "exec", "logs", "notify", "reconciler", "watcher", "worker"}
 
 // fakeDist is a dist/ under parent with a bootstrap for every function: synth only packs it.
 func fakeDist(t *testing.T, parent string) string {

@@ -65,7 +65,8 @@ var parityCases = []struct {
 
 // TestParityWithSAM: the CDK stack and template.yaml (through the SAM transform, as
 // CloudFormation runs it) have the same resources, property for property, for each parameter
-// set; and the logs function's invoke permission the same SourceArn (checkLogsPermission).
+// set; and the logs and exec functions' invoke permissions the same SourceArns
+// (checkLogsPermission, checkExecPermission).
 func TestParityWithSAM(t *testing.T) {
 	sam := samTransform(t)
 	for _, tc := range parityCases {
@@ -85,6 +86,7 @@ func TestParityWithSAM(t *testing.T) {
 			}
 			// Before Normalize, which keeps of a SourceArn only the API it names.
 			checkLogsPermission(t, want, got, s.logicalID(t, s.stack.Logs.Function))
+			checkExecPermission(t, want, got, s.logicalID(t, s.stack.Exec.Function))
 			cfnshape.Normalize(want)
 			cfnshape.Normalize(got)
 			t.Logf("template.yaml: %s", cfnshape.Summary(want))

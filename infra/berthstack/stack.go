@@ -25,7 +25,9 @@ type Stack struct {
 	// Watcher is nil with Props.RuntimeWatcher off.
 	Watcher *Watcher
 	// Logs serves GET /api/containers/{id}/logs.
-	Logs   *Logs
+	Logs *Logs
+	// Exec serves POST /api/containers/{id}/exec.
+	Exec   *Exec
 	Alarms *Alarms
 	// Backup is nil with Props.BackupPlan off.
 	Backup *Backup
@@ -60,6 +62,9 @@ func New(scope constructs.Construct, id string, stackProps *awscdk.StackProps, p
 		return nil, err
 	}
 	if s.Logs, err = newLogs(s.Stack, p, common, s.Tables, s.API); err != nil {
+		return nil, err
+	}
+	if s.Exec, err = newExec(s.Stack, p, common, s.Tables, s.API); err != nil {
 		return nil, err
 	}
 	s.Pipeline = newQueues(s.Stack, p)

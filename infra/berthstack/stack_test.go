@@ -280,6 +280,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"watcher":    s.logicalID(t, s.stack.Watcher.Function),
 		"logs":       s.logicalID(t, s.stack.Logs.Function),
 		"notify":     s.logicalID(t, s.stack.Notify.Function),
+		"exec":       s.logicalID(t, s.stack.Exec.Function),
 	} {
 		r := s.props(t, c)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
 		roleOf[name] = r
@@ -316,14 +317,15 @@ func TestLeastPrivilege(t *testing.T) {
 		{"send to a queue", func(st statement) bool { return st.action == "sqs:SendMessage" }, []string{"dispatcher", "notify", "reconciler"}},
 		{"read the runtime secret", func(st statement) bool {
 			return st.action == "secretsmanager:GetSecretValue" && st.resource == `"`+secret+`"`
-		}, []string{"create", "lifecycle", "logs", "reconciler", "watcher"}},
+		}, []string{"create", "exec", "lifecycle", "logs", "reconciler", "watcher"}},
 		{"any secret or parameter", func(st statement) bool {
 			return strings.HasPrefix(st.action, "secretsmanager:") || strings.HasPrefix(st.action, "ssm:")
-		}, []string{"create", "lifecycle", "logs", "reconciler", "watcher"}},
-		// The logs function reads one instance and writes nothing.
+		}, []string{"create", "exec", "lifecycle", "logs", "reconciler", "watcher"}},
+		// The logs function reads one instance and writes nothing; the exec function
+		// writes the history and its leases.
 		{"write a table", func(st statement) bool {
 			return st.action == "dynamodb:PutItem" || st.action == "dynamodb:UpdateItem" || st.action == "dynamodb:DeleteItem"
-		}, []string{"api", "create", "dispatcher", "lifecycle", "notify", "reconciler", "watcher"}},
+		}, []string{"api", "create", "dispatcher", "exec", "lifecycle", "notify", "reconciler", "watcher"}},
 		{"any queue action", func(st statement) bool { return strings.HasPrefix(st.action, "sqs:") },
 			[]string{"create", "dispatcher", "lifecycle", "notify", "reconciler"}},
 		{"table scans", func(st statement) bool { return st.action == "dynamodb:Scan" }, []string{"api"}},
@@ -444,10 +446,11 @@ func TestFunctions(t *testing.T) {
 				s.logicalID(t, s.stack.Watcher.Function):    true,
 				s.logicalID(t, s.stack.Logs.Function):       true,
 				s.logicalID(t, s.stack.Notify.Function):     true,
+				s.logicalID(t, s.stack.Exec.Function):       true,
 			}
 			fns := s.ofType("AWS::Lambda::Function")
-			if len(fns) != 8 {
-				t.Fatalf("%d functions, want 8", len(fns))
+			if len(fns) != 9 {
+				t.Fatalf("%d functions, want 9", len(fns))
 			}
 			for id, p := range fns {
 				memory := FunctionMemoryMB
@@ -532,8 +535,10 @@ func TestAuth(t *testing.T) {
 	// The logs and stats routes, behind the authorizer, to the logs function.
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + LogsRoutePath, "AuthorizationType": "JWT"})
 	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "GET " + StatsRoutePath, "AuthorizationType": "JWT"})
-	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 9 {
-		t.Errorf("%d routes, want 9 (every path behind the authorizer but the OpenAPI document, /livez, /readyz and the console's three; the logs and stats routes)", n)
+	// The exec route, behind the authorizer, to the exec function.
+	s.has(t, "AWS::ApiGatewayV2::Route", map[string]any{"RouteKey": "POST " + ExecRoutePath, "AuthorizationType": "JWT"})
+	if n := len(s.ofType("AWS::ApiGatewayV2::Route")); n != 10 {
+		t.Errorf("%d routes, want 10 (every path behind the authorizer but the OpenAPI document, /livez, /readyz and the console's three; the logs, stats and exec routes)", n)
 	}
 }
 

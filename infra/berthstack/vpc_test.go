@@ -7,7 +7,7 @@ import (
 )
 
 // TestVPCAccessOnlyInVPC: the VPC access policy (network interfaces) is on the roles of the
-// functions that reach the runtimes (workers, reconciler, watcher, logs) and the notify function (private receivers) when subnets are given, and on no role without them
+// functions that reach the runtimes (workers, reconciler, watcher, logs, exec) and the notify function (private receivers) when subnets are given, and on no role without them
 // (cdk-nag's IAM4 then has nothing to say about it in a stack without a VPC).
 func TestVPCAccessOnlyInVPC(t *testing.T) {
 	for _, tc := range []struct {
@@ -16,7 +16,7 @@ func TestVPCAccessOnlyInVPC(t *testing.T) {
 		want    int
 	}{
 		{name: "no VPC", want: 0},
-		{name: "VPC", subnets: []string{"subnet-0a1b2c3d4e5f60718"}, want: 6},
+		{name: "VPC", subnets: []string{"subnet-0a1b2c3d4e5f60718"}, want: 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := synth(t, withProps(func(p *Props) {

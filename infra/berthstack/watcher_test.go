@@ -27,7 +27,7 @@ func TestWatcher(t *testing.T) {
 	})
 
 	off := synth(t, withProps(func(p *Props) { p.RuntimeWatcher = false }))
-	if off.stack.Watcher != nil || len(off.ofType("AWS::Lambda::Function")) != 7 || len(off.ofType("AWS::Scheduler::Schedule")) != 1 {
+	if off.stack.Watcher != nil || len(off.ofType("AWS::Lambda::Function")) != 8 || len(off.ofType("AWS::Scheduler::Schedule")) != 1 {
 		t.Errorf("RuntimeWatcher off: watcher %v, %d functions, %d schedules; want none of the watcher's",
 			off.stack.Watcher, len(off.ofType("AWS::Lambda::Function")), len(off.ofType("AWS::Scheduler::Schedule")))
 	}

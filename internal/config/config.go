@@ -171,6 +171,24 @@ type Server struct {
 	// at once (429 beyond), so that one caller's follows cannot make
 	// everyone else's 429. Defaults to DefaultMaxFollowsPerCaller.
 	MaxFollowsPerCaller int `yaml:"max_follows_per_caller"`
+	// ExecMaxTimeout is the longest timeout a POST
+	// /api/containers/{id}/exec may ask for (422 beyond); a request that
+	// gives none gets the shorter of it and 10 s. The exec function on
+	// AWS holds it to 25 s whatever it says (API Gateway ends a request
+	// at 30 s). Defaults to DefaultExecMaxTimeout.
+	ExecMaxTimeout time.Duration `yaml:"exec_max_timeout"`
+	// MaxExecsPerOwner caps the execs one caller (user) has in progress
+	// at once across the deployment (429 beyond, counted in the store).
+	// Defaults to DefaultMaxExecsPerOwner.
+	MaxExecsPerOwner int `yaml:"max_execs_per_owner"`
+	// MaxExecsPerContainer caps the execs in progress in one container
+	// (429 beyond). Defaults to DefaultMaxExecsPerContainer.
+	MaxExecsPerContainer int `yaml:"max_execs_per_container"`
+	// ExecOutputLimit is the most of each stream (stdout, stderr) an
+	// exec's answer carries, in bytes: the rest is read and dropped, and
+	// the answer says truncated. Memory per exec is bounded by twice it.
+	// Defaults to DefaultExecOutputLimit.
+	ExecOutputLimit int `yaml:"exec_output_limit"`
 	// ReadHeaderTimeout is how long a client has to send a request's
 	// headers. Defaults to DefaultReadHeaderTimeout.
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
@@ -217,6 +235,19 @@ const (
 	// (httpapi.Options.WaitMax) and the client (client.WithWaitMax) fall
 	// back on it.
 	DefaultWaitMax = 25 * time.Second
+)
+
+// Defaults of the server.exec_* keys and server.max_execs_*: an exec's
+// timeout fits API Gateway's 30 s with room for the kill and the answer;
+// a handful of commands at once per caller and two per container serve a
+// probe or a debugging session without letting one caller tie up a
+// runtime's exec streams; 256 KiB per stream is a long listing and well
+// under Lambda's 6 MB answer.
+const (
+	DefaultExecMaxTimeout       = 25 * time.Second
+	DefaultMaxExecsPerOwner     = 4
+	DefaultMaxExecsPerContainer = 2
+	DefaultExecOutputLimit      = 256 << 10
 )
 
 // DefaultMaxWaitersPerCaller is server.max_waiters_per_caller's default, an
@@ -424,9 +455,13 @@ func defaults() *Config {
 			IdleTimeout:       DefaultIdleTimeout,
 			MaxHeaderBytes:    DefaultMaxHeaderBytes,
 			// One caller's share of MaxWaiters.
-			MaxWaitersPerCaller: DefaultMaxWaitersPerCaller,
-			MaxFollows:          DefaultMaxFollows,
-			MaxFollowsPerCaller: DefaultMaxFollowsPerCaller,
+			MaxWaitersPerCaller:  DefaultMaxWaitersPerCaller,
+			MaxFollows:           DefaultMaxFollows,
+			MaxFollowsPerCaller:  DefaultMaxFollowsPerCaller,
+			ExecMaxTimeout:       DefaultExecMaxTimeout,
+			MaxExecsPerOwner:     DefaultMaxExecsPerOwner,
+			MaxExecsPerContainer: DefaultMaxExecsPerContainer,
+			ExecOutputLimit:      DefaultExecOutputLimit,
 		},
 		Store: Store{
 			Backend:     StoreBolt,

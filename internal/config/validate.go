@@ -166,10 +166,17 @@ func (c *checker) server(s *Server) {
 	c.atLeast("server.max_waiters_per_caller", int64(s.MaxWaitersPerCaller), 1)
 	c.atLeast("server.max_follows", int64(s.MaxFollows), 1)
 	c.atLeast("server.max_follows_per_caller", int64(s.MaxFollowsPerCaller), 1)
+	c.positive("server.exec_max_timeout", s.ExecMaxTimeout)
+	c.atLeast("server.max_execs_per_owner", int64(s.MaxExecsPerOwner), 1)
+	c.atLeast("server.max_execs_per_container", int64(s.MaxExecsPerContainer), 1)
+	c.atLeast("server.exec_output_limit", int64(s.ExecOutputLimit), 1)
 	c.positive("server.read_header_timeout", s.ReadHeaderTimeout)
 	c.positive("server.read_timeout", s.ReadTimeout)
 	c.positive("server.idle_timeout", s.IdleTimeout)
 	c.atLeast("server.max_header_bytes", int64(s.MaxHeaderBytes), 1)
+	if s.WriteTimeout <= s.ExecMaxTimeout {
+		c.fail("server.write_timeout", "must exceed server.exec_max_timeout (%s), or a long exec's answer is cut off; got %s", s.ExecMaxTimeout, s.WriteTimeout)
+	}
 	if s.WriteTimeout <= s.WaitMax {
 		c.fail("server.write_timeout", "must exceed server.wait_max (%s), or a long GET /wait is cut off; got %s", s.WaitMax, s.WriteTimeout)
 	}

@@ -81,3 +81,23 @@ func (e Event) Owner() string {
 
 // ActorSystem is the Actor of events berth itself records.
 const ActorSystem = "berth"
+
+// Events of a command run in a running container (POST
+// /api/containers/{id}/exec): the history is the exec audit log. Each says
+// who (Actor) and what (the command, in Message); the finish also the exit
+// code (ExitCode) and how long it ran. Neither carries the command's
+// output, its stdin or its env values. The status does not change.
+const (
+	// EventExecStarted is recorded before the command runs: an exec
+	// that cannot be recorded is not run.
+	EventExecStarted = "ContainerExecStarted"
+	// EventExecFinished is recorded once the command ended, timed out
+	// (and was killed) or could not be run.
+	EventExecFinished = "ContainerExecFinished"
+)
+
+// ExecMarkerEnv is the environment variable berth sets on an exec's
+// command, with a value unique to that exec, so that at its timeout the
+// command's processes, and their children, can be found and killed in the
+// container. A request's env may not set it.
+const ExecMarkerEnv = "BERTH_EXEC_ID"

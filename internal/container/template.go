@@ -52,6 +52,12 @@ type Template struct {
 	// Restart is what berth does when a container of the template exits
 	// by itself; nil: nothing (it ends stopped or failed).
 	Restart *Restart `json:"restart,omitempty"`
+	// Exec lets the owner of an instance of the template, and admins, run
+	// commands in its running container (POST /api/containers/{id}/exec).
+	// False by default: a template's containers are closed unless its
+	// admin opens them. Read at each exec, so closing a template closes
+	// its running instances too.
+	Exec bool `json:"exec,omitempty"`
 	// Version counts writes of the template; set by the store.
 	Version   int64  `json:"version"`
 	UpdatedAt string `json:"updated_at,omitempty"`

@@ -60,6 +60,10 @@ server:
   max_waiters_per_caller: 10
   max_follows: 40
   max_follows_per_caller: 6
+  exec_max_timeout: 19s
+  max_execs_per_owner: 3
+  max_execs_per_container: 1
+  exec_output_limit: 4096
   read_header_timeout: 5s
   read_timeout: 21s
   write_timeout: 50s
@@ -110,14 +114,15 @@ var routeFunctions = map[string]struct {
 	"ApiFunction": {wiring.FunctionAPI, false}, "DispatcherFunction": {"dispatcher", true},
 	"CreateWorkerFunction": {"worker", true}, "LifecycleWorkerFunction": {"worker", true}, "ReconcilerFunction": {"reconciler", false},
 	"LogsFunction": {"logs", false}, "WatcherFunction": {"watcher", false}, "NotifyFunction": {wiring.FunctionNotify, false},
+	"ExecFunction": {"exec", false},
 }
 
 // The functions that read the configuration document (the parameter), and
 // those that read its secret material too.
 var (
 	documentReaders = []string{"ApiFunction", "CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "LogsFunction", "WatcherFunction",
-		"NotifyFunction"}
-	secretReaders = []string{"CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "LogsFunction", "WatcherFunction"}
+		"NotifyFunction", "ExecFunction"}
+	secretReaders = []string{"CreateWorkerFunction", "LifecycleWorkerFunction", "ReconcilerFunction", "LogsFunction", "WatcherFunction", "ExecFunction"}
 )
 
 // stackOwned are the keys of those sections that the stack decides, not

@@ -65,6 +65,8 @@ func TestFrontDoorFollowsTemplateAuthorizers(t *testing.T) {
 		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/logs", "LogsFunction"},
 		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/stats", "LogsFunction"},
 		{"POST", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/stats", "ApiFunction"},
+		{"POST", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/exec", "ExecFunction"},
+		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/exec", "ApiFunction"},
 		{"POST", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/logs", "ApiFunction"},
 		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E/logs/x", "ApiFunction"},
 		{"GET", "/api/containers/01JDQ7ZP3K9Y6V4M8N2B5C7D1E", "ApiFunction"},

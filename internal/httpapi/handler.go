@@ -75,6 +75,9 @@ type Options struct {
 	// Stats serves GET /api/containers/{id}/stats; nil answers it 501 (the
 	// api function on AWS).
 	Stats StatsSource
+	// Exec serves POST /api/containers/{id}/exec; a nil Runner answers it
+	// 501 (the api function on AWS).
+	Exec ExecOptions
 	// Console configures the web console served under /console (its
 	// identity provider, if any).
 	Console console.Options
@@ -103,6 +106,7 @@ type handler struct {
 	logs       LogSource
 	logsPolled bool
 	stats      StatsSource
+	exec       ExecOptions
 	retryAfter time.Duration
 	// waiters caps the GET /wait calls served at once.
 	waiters *waiterLimits
@@ -141,7 +145,7 @@ func Routes(h http.Handler) []Route {
 // New returns the API handler.
 func New(o Options) http.Handler {
 	h := &handler{m: o.Manager, auth: o.Auth, log: o.Logger, bodyLimit: o.BodyLimit, waitMax: o.WaitMax,
-		health: o.Health, logs: o.Logs, logsPolled: o.LogsPolled, stats: o.Stats, retryAfter: o.RetryAfter, mux: http.NewServeMux(),
+		health: o.Health, logs: o.Logs, logsPolled: o.LogsPolled, stats: o.Stats, exec: o.Exec, retryAfter: o.RetryAfter, mux: http.NewServeMux(),
 		metricsEndpoint: o.MetricsEndpoint, metricsToken: o.MetricsToken, metrics: o.Metrics}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -170,6 +174,7 @@ func New(o Options) http.Handler {
 	h.route("/api/containers/{id}/events", map[string]apiFunc{"GET": h.listEvents})
 	h.route("/api/containers/{id}/logs", map[string]apiFunc{"GET": h.containerLogs})
 	h.route("/api/containers/{id}/stats", map[string]apiFunc{"GET": h.containerStats})
+	h.route("/api/containers/{id}/exec", map[string]apiFunc{"POST": h.execContainer})
 	h.route("/api/groups", map[string]apiFunc{"GET": h.listGroups})
 	h.route("/api/groups/{group}", map[string]apiFunc{"GET": h.getGroup})
 	h.route("/api/groups/{group}/finish", map[string]apiFunc{"POST": h.finishGroup})

@@ -64,11 +64,11 @@ func FuzzLambdaHandler(f *testing.F) {
 			t.Fatalf("Handle returned an error (API Gateway would answer 500): %v", err)
 		}
 		// The one 5xx that is an answer, not a failure: the api function
-		// holds no runtime client, so the logs and stats routes are 501
+		// holds no runtime client, so the logs, stats and exec routes are 501
 		// there, and so is /metrics (CloudWatch has them), as
 		// docs/openapi.yaml says.
 		notServedHere := resp.StatusCode == http.StatusNotImplemented &&
-			(strings.HasSuffix(ev.RawPath, "/logs") || strings.HasSuffix(ev.RawPath, "/stats") || ev.RawPath == "/metrics")
+			(strings.HasSuffix(ev.RawPath, "/logs") || strings.HasSuffix(ev.RawPath, "/stats") || strings.HasSuffix(ev.RawPath, "/exec") || ev.RawPath == "/metrics")
 		if resp.StatusCode < 200 || (resp.StatusCode >= 500 && !notServedHere) {
 			t.Fatalf("status %d for %s %q: %s", resp.StatusCode, ev.RequestContext.HTTP.Method, ev.RawPath, resp.Body)
 		}

@@ -59,6 +59,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// AuthOptions are the Options a function's `auth:` section gives (its
+// claims), with logger: every function serving the API reads the caller
+// the same way.
+func AuthOptions(a config.Auth, logger *slog.Logger) Options {
+	return Options{AdminClaim: a.AdminClaim, AdminGroup: a.AdminGroup, TeamClaim: a.TeamClaim,
+		OnBehalfOfClaim: a.OnBehalfOfClaim, Logger: logger}
+}
+
 // Adapter serves an http.Handler to API Gateway HTTP API events.
 type Adapter struct {
 	h           http.Handler

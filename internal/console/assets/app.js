@@ -585,8 +585,9 @@ function instancePage(id) {
   const timeline = el("div");
   const logs = logsPanel(path, () => inst);
   const stats = statsPanel(path);
+  const exec = execPanel(path);
   const endpoints = endpointsPanel();
-  const h1 = page("Container", head, actions, confirmBox, actErr, endpoints.box, stats.box, el("h2", {}, "Spec"), spec, logs.box, el("h2", {}, "Timeline"), timeline);
+  const h1 = page("Container", head, actions, confirmBox, actErr, endpoints.box, stats.box, exec.box, el("h2", {}, "Spec"), spec, logs.box, el("h2", {}, "Timeline"), timeline);
   let inst = null, lastVersion = -1, gone = false;
 
   const doAction = async (action) => {
@@ -686,6 +687,7 @@ function instancePage(id) {
       if (changed) await loadEvents();
       logs.tick(i);
       stats.tick(i);
+      exec.tick(i, loadEvents);
     } catch (e) {
       if (e.status === 404 && inst) {
         gone = true;
@@ -848,6 +850,51 @@ function statsPanel(path) {
       lastLoad = now;
       load();
     }
+  };
+  return { box, tick };
+}
+
+// execPanel is the instance page's command box: shown while the container
+// runs and its template allows exec (read once); a command (words split at
+// spaces, quotes keep them together) runs through POST .../exec and its
+// exit code and both streams are shown apart.
+function execPanel(path) {
+  const ids = { h: uid("exec-h"), l: uid("exec-l") };
+  const box = el("section", { id: "exec", "aria-labelledby": ids.h, hidden: true });
+  const cmd = el("input", { id: "exec-cmd", name: "command", autocomplete: "off", "aria-labelledby": ids.l });
+  const state = el("p", { id: "exec-status", role: "status" });
+  const out = el("div");
+  let tpl = null, busy = false;
+  const run = async (ev, after) => {
+    ev.preventDefault();
+    const words = (cmd.value.match(/"[^"]*"|'[^']*'|\S+/g) || []).map((w) => w.replace(/^(["'])(.*)\1$/, "$2"));
+    if (busy || !words.length) return;
+    busy = true;
+    state.textContent = "Running…";
+    out.replaceChildren();
+    try {
+      const r = await api("POST", path + "/exec", { command: words });
+      state.textContent = (r.timed_out ? "Timed out and killed" : `Exit ${r.exit_code}`) + ` after ${r.duration_ms} ms` + (r.truncated ? " (output truncated)" : "");
+      out.replaceChildren(...["stdout", "stderr"].map((k) => el("div", {}, el("h3", {}, k),
+        el("pre", { id: "exec-" + k, class: "logs", tabindex: "0", "aria-label": k }, r[k]))));
+      after();
+    } catch (e) {
+      state.textContent = "";
+      out.replaceChildren(errorBox(e));
+    } finally {
+      busy = false;
+    }
+  };
+  const tick = async (i, after) => {
+    if (tpl === null && i.status === "running") {
+      tpl = false;
+      try { tpl = (await api("GET", "/api/templates/" + encodeURIComponent(i.template))).exec === true; } catch { tpl = null; }
+      box.replaceChildren(el("h2", { id: ids.h }, "Run a command"), el("form", { onsubmit: (ev) => run(ev, after) },
+        el("label", { id: ids.l, for: "exec-cmd" }, "Command (no shell: sh -c '…' for one)"),
+        el("div", { class: "row" }, cmd, el("button", { type: "submit", id: "exec-run" }, "Run"))), state, out);
+      box.dataset.exec = tpl ? "on" : "off";
+    }
+    box.hidden = !tpl || i.status !== "running";
   };
   return { box, tick };
 }

@@ -29,6 +29,7 @@ func TestConformance(t *testing.T) {
 			BindRoot:    root,
 			At:          engineAt,
 			StatsServed: true,
+			ExecServed:  true,
 		}
 	})
 }

@@ -23,6 +23,9 @@ type cluster struct {
 
 	mu sync.Mutex
 	cs k8s.Interface
+	// rc is the configuration cs was made from: exec's streams
+	// (remotecommand) are made from it.
+	rc *rest.Config
 
 	// pods, while Watch runs, is its informer's copy of berth's Pods
 	// here, which placement reads instead of listing (podCache).
@@ -59,7 +62,7 @@ func newCluster(cc config.KubernetesCluster, opts Options) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("making the client: %w", err)
 	}
-	cl.cs = cs
+	cl.cs, cl.rc = cs, rc
 	return cl, nil
 }
 
@@ -99,6 +102,17 @@ func (c *cluster) client(ctx context.Context) (k8s.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("making the client: %w", err)
 	}
-	c.cs = cs
+	c.cs, c.rc = cs, rc
 	return cs, nil
+}
+
+// restConfig is the configuration of the cluster's client (made as
+// client makes it).
+func (c *cluster) restConfig(ctx context.Context) (*rest.Config, error) {
+	if _, err := c.client(ctx); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rc, nil
 }

@@ -48,6 +48,10 @@ type Harness struct {
 	// (runtime.StatsReader); without it Stats must be ErrNotServed (a
 	// cluster with no metrics API).
 	StatsServed bool
+	// ExecServed says the runtime runs commands in the harness's
+	// containers (runtime.Execer); without it (kwok's Pods have no
+	// processes) an exec must fail naming the operation.
+	ExecServed bool
 }
 
 // Run runs every case, each with a harness of its own from newHarness.
@@ -68,6 +72,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"HostPaths", testHostPaths},
 		{"Stats", testStats},
 		{"PauseResume", testPause},
+		{"Exec", testExec},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
