@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -128,25 +130,39 @@ type UsageQuery struct {
 	GroupBy  string
 }
 
-// Check returns an error wrapping ErrInvalidParams unless q can be
-// answered at now; the message names the field.
+// UsageParamError is a usage query the store cannot answer: Field (from,
+// to, group_by, owner or team) and why. It matches ErrInvalidParams.
+type UsageParamError struct {
+	Field, Message string
+}
+
+func (e *UsageParamError) Error() string { return "usage query: " + e.Field + ": " + e.Message }
+
+// Is makes errors.Is(err, ErrInvalidParams) true.
+func (e *UsageParamError) Is(target error) bool { return target == ErrInvalidParams }
+
+// Check returns a *UsageParamError unless q can be answered at now.
 func (q UsageQuery) Check(now time.Time) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("usage query: "+format+": %w", append(args, ErrInvalidParams)...)
+	days := int(UsageMaxSpan.Hours() / 24)
+	bad := func(field, format string, args ...any) error {
+		return &UsageParamError{Field: field, Message: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case !q.Subject.Valid():
-		return bad("subject %q is not a user or a team", q.Subject)
-	case !strings.Contains(" "+strings.Join(UsageGroupBys, " ")+" ", " "+q.GroupBy+" "):
-		return bad("group_by %q is not one of %s", q.GroupBy, strings.Join(UsageGroupBys, ", "))
-	case !q.From.Equal(q.From.Truncate(UsageGranularity)) || !q.To.Equal(q.To.Truncate(UsageGranularity)):
-		return bad("from and to must be whole UTC hours (e.g. 2026-12-01T00:00:00Z)")
+		field := map[string]string{QuotaUser: "owner"}[q.Subject.Kind]
+		return bad(cmp.Or(field, "team"), "must name a user or a team")
+	case !slices.Contains(UsageGroupBys, q.GroupBy):
+		return bad("group_by", "must be one of %s", strings.Join(UsageGroupBys, ", "))
+	case !q.From.Equal(q.From.Truncate(UsageGranularity)):
+		return bad("from", "must be a whole UTC hour (e.g. 2026-12-01T00:00:00Z): usage is kept by the hour")
+	case !q.To.Equal(q.To.Truncate(UsageGranularity)):
+		return bad("to", "must be a whole UTC hour (e.g. 2026-12-01T00:00:00Z): usage is kept by the hour")
 	case !q.To.After(q.From):
-		return bad("to (%s) must be after from (%s)", q.To.UTC().Format(time.RFC3339), q.From.UTC().Format(time.RFC3339))
-	case q.To.Sub(q.From) > UsageMaxSpan:
-		return bad("from and to are more than %d days apart", int(UsageMaxSpan.Hours()/24))
+		return bad("to", "must be after from")
 	case now.Sub(q.From) > UsageMaxSpan:
-		return bad("from is more than %d days ago", int(UsageMaxSpan.Hours()/24))
+		return bad("from", "must be at most %d days ago", days)
+	case q.To.Sub(q.From) > UsageMaxSpan:
+		return bad("to", "must be at most %d days after from", days)
 	}
 	return nil
 }
