@@ -29,9 +29,8 @@ func (c *StepClock) Now() time.Time { return c.Start.Add(time.Duration(c.n.Add(1
 const UsageFillOwners = 10
 
 // UsageFill makes n instances of team "data" (UsageFillOwners owners, two
-// templates), each created, run and, once its worker has started 20
-// more, stopped; the last 20 of each worker stay running. With a
-// StepClock the runs spread over its span.
+// templates), each created and run; one in four is then stopped, the rest
+// stay running. With a StepClock the runs spread over its span.
 func UsageFill(tb testing.TB, s store.Store, n, workers int) {
 	tb.Helper()
 	var next atomic.Int64
@@ -41,23 +40,18 @@ func UsageFill(tb testing.TB, s store.Store, n, workers int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var running []container.Instance
 			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
 				p := teamCreate(clock, "user-"+string(rune('a'+i%UsageFillOwners)), "data")
 				if i%3 == 0 {
 					p.Instance.Template, p.Instance.Spec.Resources = "python", container.Resources{CPU: "2", Memory: "3Gi"}
 				}
-				in, err := fill(s, p, fsm.Creating, fsm.Running)
-				if err != nil {
+				statuses := []fsm.Status{fsm.Creating, fsm.Running}
+				if i%4 == 0 {
+					statuses = append(statuses, fsm.Stopped)
+				}
+				if _, err := fill(s, p, statuses...); err != nil {
 					tb.Error(err)
 					return
-				}
-				if running = append(running, in); len(running) > 20 {
-					if _, err := usageStep(s, running[0], fsm.Stopped); err != nil {
-						tb.Error(err)
-						return
-					}
-					running = running[1:]
 				}
 			}
 		}()
