@@ -31,7 +31,7 @@ func BenchmarkUsage(b *testing.B) {
 		if u.s, err = Open(filepath.Join(b.TempDir(), "berth.db"), Options{Clock: u.clock.Now, NoSync: true}); err != nil {
 			b.Fatal(err)
 		}
-		storetest.UsageFill(b, u.s, n, 4)
+		storetest.UsageFill(b, u.s, n, 4, 4)
 		b.Logf("history from %s to %s", u.clock.Start.Format(time.RFC3339), u.clock.Now().Format(time.RFC3339))
 	})
 	storetest.BenchUsage(b, u.s, u.clock.Now, n)

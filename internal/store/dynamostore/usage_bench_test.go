@@ -48,7 +48,7 @@ func BenchmarkUsage(b *testing.B) {
 		})
 		u.clock = &storetest.StepClock{Start: time.Now().Add(-25 * 24 * time.Hour), Step: 50 * time.Second}
 		u.s = New(client, Options{TablePrefix: newTables(b, client, WithoutTTL()), Clock: u.clock.Now})
-		storetest.UsageFill(b, u.s, n, 16)
+		storetest.UsageFill(b, u.s, n, 16, 4)
 		b.Logf("history from %s to %s", u.clock.Start.Format(time.RFC3339), u.clock.Now().Format(time.RFC3339))
 	})
 	ctx := context.Background()

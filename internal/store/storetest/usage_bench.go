@@ -29,9 +29,9 @@ func (c *StepClock) Now() time.Time { return c.Start.Add(time.Duration(c.n.Add(1
 const UsageFillOwners = 10
 
 // UsageFill makes n instances of team "data" (UsageFillOwners owners, two
-// templates), each created and run; one in four is then stopped, the rest
-// stay running. With a StepClock the runs spread over its span.
-func UsageFill(tb testing.TB, s store.Store, n, workers int) {
+// templates), each created and run; one in stopEvery is then stopped, the
+// rest stay running. With a StepClock the runs spread over its span.
+func UsageFill(tb testing.TB, s store.Store, n, workers, stopEvery int) {
 	tb.Helper()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -46,7 +46,7 @@ func UsageFill(tb testing.TB, s store.Store, n, workers int) {
 					p.Instance.Template, p.Instance.Spec.Resources = "python", container.Resources{CPU: "2", Memory: "3Gi"}
 				}
 				statuses := []fsm.Status{fsm.Creating, fsm.Running}
-				if i%4 == 0 {
+				if i%int64(stopEvery) == 0 {
 					statuses = append(statuses, fsm.Stopped)
 				}
 				if _, err := fill(s, p, statuses...); err != nil {
