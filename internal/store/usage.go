@@ -44,11 +44,10 @@ const UsageGranularity = time.Hour
 // UsageOpenBucket is the name of the bucket of what runs now.
 const UsageOpenBucket = "open"
 
-// UsageHourBucket and UsageDayBucket name the buckets of t's UTC hour and
-// day ("h2026-12-05T08", "d2026-12-05").
+// UsageHourBucket names the bucket of t's UTC hour ("h2026-12-05T08").
 func UsageHourBucket(t time.Time) string { return "h" + t.UTC().Format("2006-01-02T15") }
 
-// UsageDayBucket: see UsageHourBucket.
+// UsageDayBucket names the bucket of t's UTC day ("d2026-12-05").
 func UsageDayBucket(t time.Time) string { return "d" + t.UTC().Format("2006-01-02") }
 
 // UsageKey is what usage is counted by within a subject's bucket: one
