@@ -86,6 +86,7 @@ var cliGroups = []struct {
 	{"templates", []string{"template", "t"}, "publish and read the templates containers are made from"},
 	{"webhooks", []string{"webhook", "w"}, "subscribe URLs to your containers' status changes (signed deliveries)"},
 	{"quotas", []string{"quota", "q"}, "see your quotas and use; admins set users' and teams' limits"},
+	{"usage", nil, "who used what, to bill it"},
 }
 
 func cliGroupName(s string) (string, bool) {
@@ -99,8 +100,12 @@ func cliGroupName(s string) (string, bool) {
 
 // usage is the command's synopsis line: "berth containers get ID".
 func (c cliCommand) usage() string {
-	return strings.TrimSpace("berth " + c.group + " " + c.name + " " + c.synopsis)
+	return strings.TrimSpace("berth " + c.path() + " " + c.synopsis)
 }
+
+// path is "group name", or the group alone for a group that is one
+// command (name "": berth usage).
+func (c cliCommand) path() string { return strings.TrimSpace(c.group + " " + c.name) }
 
 func cliFind(group, name string) (cliCommand, bool) {
 	for _, c := range cliCommands {
@@ -161,6 +166,9 @@ func cliMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "berth: unknown command %q\nRun 'berth help' for usage.\n", rest[0])
 		return cliExitUsage
 	}
+	if cmd, ok := cliFind(group, ""); ok {
+		return app.runCommand(ctx, cmd, rest[1:])
+	}
 	if len(rest) < 2 || rest[1] == "-h" || rest[1] == "--help" || rest[1] == "help" {
 		w, code := stdout, cliExitOK
 		if len(rest) < 2 {
@@ -178,7 +186,7 @@ func cliMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 }
 
 func (app *cliApp) runCommand(ctx context.Context, cmd cliCommand, args []string) int {
-	fs := app.newFlagSet("berth " + cmd.group + " " + cmd.name)
+	fs := app.newFlagSet("berth " + cmd.path())
 	err := cmd.run(ctx, app, fs, args)
 	var (
 		ue  *cliUsageError
@@ -191,8 +199,8 @@ func (app *cliApp) runCommand(ctx context.Context, cmd cliCommand, args []string
 		app.printCommandHelp(app.stdout, cmd, fs)
 		return cliExitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(app.stderr, "berth %s %s: %s\nUsage: %s\nRun 'berth %s %s -h' for details.\n",
-			cmd.group, cmd.name, ue.msg, cmd.usage(), cmd.group, cmd.name)
+		fmt.Fprintf(app.stderr, "berth %s: %s\nUsage: %s\nRun 'berth %s -h' for details.\n",
+			cmd.path(), ue.msg, cmd.usage(), cmd.path())
 		return cliExitUsage
 	case errors.As(err, &rep):
 		return rep.code

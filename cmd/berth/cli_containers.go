@@ -12,7 +12,7 @@ import (
 )
 
 // cliCommands lists every subcommand, in the order help shows them.
-var cliCommands = slices.Concat(cliContainerCommands(), cliGroupCommands(), cliTemplateCommands(), cliWebhookCommands(), cliQuotaCommands())
+var cliCommands = slices.Concat(cliContainerCommands(), cliGroupCommands(), cliTemplateCommands(), cliWebhookCommands(), cliQuotaCommands(), cliUsageCommands())
 
 func cliContainerCommands() []cliCommand {
 	return []cliCommand{

@@ -120,6 +120,9 @@ func (app *cliApp) help(args []string) int {
 		fmt.Fprintf(app.stderr, "berth help: unknown command %q\nRun 'berth help' for usage.\n", args[0])
 		return cliExitUsage
 	}
+	if cmd, ok := cliFind(group, ""); ok && len(args) == 1 {
+		return app.runCommand(context.Background(), cmd, []string{"-h"})
+	}
 	if len(args) == 1 {
 		app.printGroupHelp(app.stdout, group)
 		return cliExitOK

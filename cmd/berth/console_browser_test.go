@@ -436,6 +436,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := json.Unmarshal(e.must(e.call("GET", "/api/quotas/users/alice", adminToken, nil), http.StatusOK).body, &q); err != nil || q.Running != 3 {
 		t.Errorf("the override did not reach the server: %+v %v", q, err)
 	}
+
+	// The usage page charts alice's days (her running containers count
+	// today) and lists them, for an admin who names her.
+	b.open("#/usage?owner=alice", `#usage-chart`)
+	b.axe("usage")
+	b.shot("usage")
+	today := time.Now().UTC().Format(time.DateOnly)
+	if bars, rows := b.eval(`String(document.querySelectorAll("#usage-chart rect").length)`), b.text("main tbody"); bars == "0" || !strings.Contains(rows, today) {
+		t.Errorf("usage page: %s bars, rows %q, want bars and a row for %s", bars, rows, today)
+	}
 }
 
 // TestConsoleLocalAdmin: on a berth serve with no tokens configured (what

@@ -269,6 +269,7 @@ var scenario = []step{
 	{fixture: "get-group", want: 200}, // run-42: the created container
 	{fixture: "get", want: 200},
 	{fixture: "events", want: 200},
+	{fixture: "usage", want: 200}, // alice's creates so far, by template
 	{fixture: "logs", want: 501},  // the api function holds no runtime client
 	{fixture: "stats", want: 501}, // nor does it read usage: the logs function does
 	{fixture: "exec", want: 501},  // nor run commands: the exec function does

@@ -72,10 +72,12 @@ func newAPI(scope constructs.Construct, p Props, common map[string]*string, tabl
 		env:         merge(map[string]*string{envAdminClaim: jsii.String(p.AdminClaim), envAdminGroup: jsii.String(p.AdminGroup)}, configEnv(p)),
 		// Tables only: the API never sends to a queue (the outbox stream does). Scan: an
 		// admin's listing of every owner's containers, the templates. Of the outbox's
-		// indexes it queries by_webhook only (a subscription's deliveries).
+		// indexes it queries by_webhook only (a subscription's deliveries). BatchGetItem on
+		// the counters only: a usage query's aggregates (GET /api/usage).
 		statements: append([]awsiam.PolicyStatement{
 			allow(append(append([]string{}, workerActions...), "dynamodb:Scan"), tables.Arns(apiTables, dynamostore.TableInstances)...),
 			allow([]string{"dynamodb:Query"}, tables.IndexArn(dynamostore.TableOutbox, dynamostore.IndexByWebhook)),
+			allow([]string{"dynamodb:BatchGetItem"}, tables.Arns([]string{dynamostore.TableCounters})...),
 		}, configStatements(p)...),
 	})
 	if err != nil {

@@ -68,6 +68,12 @@ type Instance struct {
 	// instances stored before quotas existed are never counted, so
 	// releasing them cannot take a use below zero).
 	QuotaCounted bool `json:"-"`
+	// UsageCounted: the store records the instance's usage (running time,
+	// creates, failures) in its owner's and team's usage buckets (set by
+	// the store's usage rule at create; instances stored before usage
+	// existed are never counted, so their stop cannot end an interval
+	// that was never started).
+	UsageCounted bool `json:"-"`
 }
 
 // Clone returns a deep copy, so a caller may change it freely.

@@ -191,6 +191,7 @@ func New(o Options) http.Handler {
 	h.route("/api/quotas/me", map[string]apiFunc{"GET": h.myQuotas})
 	h.route("/api/quotas/users/{user}", map[string]apiFunc{"GET": h.getQuota, "PUT": h.putQuota, "DELETE": h.deleteQuota})
 	h.route("/api/quotas/teams/{team}", map[string]apiFunc{"GET": h.getQuota, "PUT": h.putQuota, "DELETE": h.deleteQuota})
+	h.route("/api/usage", map[string]apiFunc{"GET": h.getUsage})
 	h.public(OpenAPIPath, map[string]http.HandlerFunc{"GET": h.openAPI})
 	h.probe("/livez", h.livez)
 	if h.health != nil {

@@ -57,7 +57,18 @@ type QuotaReserve struct {
 	Limit   container.QuotaUse
 }
 
+// UsageAdd adds Delta to Key's counters in Subject's usage bucket named
+// Bucket (usage.go), creating the bucket if needed; it never fails the
+// write.
+type UsageAdd struct {
+	Subject QuotaSubject
+	Bucket  string
+	Key     UsageKey
+	Delta   UsageCounters
+}
+
 func (NewOutbox) isPart()         {}
+func (UsageAdd) isPart()          {}
 func (QuotaReserve) isPart()      {}
 func (CompleteOutbox) isPart()    {}
 func (DispatchOutbox) isPart()    {}

@@ -17,6 +17,7 @@ var rules = []rule{
 	templateRule{},
 	admissionRule{},
 	quotaRule{},
+	usageRule{},
 	idempotencyRule{},
 	outboxRule{},
 	deliveryRule{},

@@ -106,6 +106,7 @@ type Store interface {
 	DeliveryStore
 	DeploymentStore
 	QuotaStore
+	UsageStore
 	LeaseStore
 }
 

@@ -1,7 +1,7 @@
 // berth console: one module, no dependencies, built only on berth's public
 // API (docs/openapi.yaml). Pages are routed by the URL fragment (#/containers,
 // #/containers/ID, #/groups, #/groups/NAME, #/templates, #/templates/NAME,
-// #/templates/new, #/quotas, #/overview, #/signin) so that the server serves a single page.
+// #/templates/new, #/quotas, #/usage, #/overview, #/signin) so that the server serves a single page.
 "use strict";
 
 const TOKEN_KEY = "berth.token";
@@ -1236,6 +1236,49 @@ function quotaForm(box) {
   el("button", { type: "submit", class: "primary", id: "quota-save" }, "Set override"));
 }
 
+// ---- usage ----
+
+// usagePage charts container-hours per UTC day (the caller's; an admin may
+// name an owner or a team) and lists each day's figures (GET /api/usage).
+async function usagePage(params) {
+  const f = Object.fromEntries(params);
+  const box = el("div");
+  const input = (k, label, type) => el("div", { class: "field" }, el("label", { for: "u-" + k }, label), el("input", { id: "u-" + k, name: k, type, value: f[k] || "", size: "12" }));
+  const form = el("form", { class: "row panel", onsubmit: (ev) => {
+    ev.preventDefault();
+    location.hash = "#/usage" + qs(Object.fromEntries(new FormData(form)));
+  } }, input("from", "From (UTC day)", "date"), input("to", "To (UTC day, not counted)", "date"),
+  session.admin && [input("owner", "Owner"), input("team", "Team")], el("button", { type: "submit", class: "primary" }, "Show"));
+  page("Usage", el("p", { class: "muted" }, "Hours running or paused, and the cores and GiB their templates reserve meanwhile, per UTC day."), form, box);
+  const day = (d) => d && d + "T00:00:00Z";
+  const h = (s) => (s / 3600).toFixed(1);
+  try {
+    const u = await api("GET", "/api/usage" + qs({ from: day(f.from), to: day(f.to), owner: f.owner, team: f.team, group_by: "day" }));
+    box.replaceChildren(usageChart(u), el("div", { class: "scroll" }, el("table", { class: "cards" },
+      el("thead", {}, el("tr", {}, ["Day", "Container-hours", "CPU-hours", "GiB-hours", "Creates", "Failures"].map((c) => el("th", { scope: "col" }, c)))),
+      el("tbody", {}, u.items.map((i) => el("tr", {}, el("th", { scope: "row" }, i.key),
+        [h(i.running_seconds), h(i.cpu_seconds), h(i.memory_gib_seconds), i.creates, i.failures].map((v) => el("td", {}, String(v)))))))));
+  } catch (e) {
+    box.replaceChildren(errorBox(e));
+  }
+}
+
+// usageChart draws a bar a day from u.from up to now, its height the day's
+// container-hours.
+function usageChart(u) {
+  const by = Object.fromEntries(u.items.map((i) => [i.key, i.running_seconds]));
+  const days = [];
+  for (let t = Date.parse(u.from); t < Date.parse(u.to) && t <= Date.now(); t += 864e5) days.push(new Date(t).toISOString().slice(0, 10));
+  const w = 480, h = 120, bw = w / Math.max(days.length, 1), top = Math.max(1, ...Object.values(by));
+  return svgEl("svg", { id: "usage-chart", class: "spark", viewBox: `0 0 ${w} ${h}`, width: w, height: h, role: "img",
+    "aria-label": `Container-hours per day, ${days[0]} to ${days[days.length - 1]}` },
+  ...days.map((d, k) => {
+    const bh = ((by[d] || 0) / top) * (h - 2);
+    return svgEl("rect", { x: (k * bw).toFixed(1), y: (h - bh).toFixed(1), width: Math.max(bw - 1, 1).toFixed(1), height: bh.toFixed(1), fill: "currentColor" },
+      svgEl("title", {}, `${d}: ${((by[d] || 0) / 3600).toFixed(1)} h`));
+  }));
+}
+
 // ---- overview (admins) ----
 
 // OVERVIEW_EVERY_MS is how often the overview reads GET /metrics; the last
@@ -1338,6 +1381,7 @@ function route() {
     case "groups": return parts[1] ? groupPage(parts[1], params) : groupsPage(params);
     case "templates": return parts[1] ? templatePage(parts[1]) : templatesPage();
     case "quotas": return quotasPage();
+    case "usage": return usagePage(params);
     case "overview": return overviewPage();
     case "containers":
     default:

@@ -28,6 +28,8 @@ func apply(tx *bolt.Tx, w *store.Write, part store.Part) error {
 		return putLedger(tx, p)
 	case store.QuotaReserve:
 		return applyQuota(tx, p)
+	case store.UsageAdd:
+		return applyUsage(tx, p)
 	}
 	return fmt.Errorf("no applier for a %T: %w", part, store.ErrInvalidParams)
 }

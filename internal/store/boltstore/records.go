@@ -25,10 +25,12 @@ type instanceRecord struct {
 	EventSeq int64              `json:"event_seq"`
 	// QuotaCounted is container.Instance.QuotaCounted.
 	QuotaCounted bool `json:"quota_counted,omitempty"`
+	// UsageCounted is container.Instance.UsageCounted.
+	UsageCounted bool `json:"usage_counted,omitempty"`
 }
 
 func newInstanceRecord(in container.Instance) instanceRecord {
-	return instanceRecord{Instance: in, Spec: in.Spec, EventSeq: in.EventSeq, QuotaCounted: in.QuotaCounted}
+	return instanceRecord{Instance: in, Spec: in.Spec, EventSeq: in.EventSeq, QuotaCounted: in.QuotaCounted, UsageCounted: in.UsageCounted}
 }
 
 func (r instanceRecord) instance() container.Instance {
@@ -36,6 +38,7 @@ func (r instanceRecord) instance() container.Instance {
 	in.Spec = r.Spec
 	in.EventSeq = r.EventSeq
 	in.QuotaCounted = r.QuotaCounted
+	in.UsageCounted = r.UsageCounted
 	return in
 }
 

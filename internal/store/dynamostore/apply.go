@@ -40,6 +40,8 @@ func (s *Store) apply(x *txWrite, part store.Part, c *commitState) error {
 		return s.ledgerPut(&x.t, p)
 	case store.QuotaReserve:
 		s.applyQuota(x, p)
+	case store.UsageAdd:
+		s.applyUsage(x, p)
 	default:
 		return fmt.Errorf("no applier for a %T: %w", part, store.ErrInvalidParams)
 	}

@@ -30,6 +30,7 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	want := in
 	want.EventSeq = 1
 	want.QuotaCounted = true // the store's quota rule counts every new instance
+	want.UsageCounted = true // and its usage rule
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("GetInstance =\n%+v\nwant\n%+v", got, want)
 	}

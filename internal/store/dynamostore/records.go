@@ -85,6 +85,8 @@ type instanceItem struct {
 	Endpoints string `dynamodbav:"endpoints,omitempty"`
 	// QuotaCounted is container.Instance.QuotaCounted.
 	QuotaCounted bool `dynamodbav:"quota_counted,omitempty"`
+	// UsageCounted is container.Instance.UsageCounted.
+	UsageCounted bool `dynamodbav:"usage_counted,omitempty"`
 	// LifetimeExpiresAt is ExpiresAt (not named expires_at: that name is
 	// the TTL attribute of berth's other tables), Lifetime its
 	// container.InstanceLifetime as JSON.
@@ -113,7 +115,7 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 	}
 	it := instanceItem{
 		ID: in.ID, Name: in.Name, Owner: in.Owner, Template: in.Template, Group: in.Group, Team: in.Team,
-		QuotaCounted: in.QuotaCounted, Labels: in.Labels, Runtime: in.Runtime, Image: in.Image, Status: string(in.Status),
+		QuotaCounted: in.QuotaCounted, UsageCounted: in.UsageCounted, Labels: in.Labels, Runtime: in.Runtime, Image: in.Image, Status: string(in.Status),
 		StatusKey: statusKey(in.Status, in.ID), StatusReason: in.StatusReason, ExitCode: in.ExitCode, RuntimeID: in.RuntimeID,
 		RuntimeNodeName: in.RuntimeNodeName, CreatedAt: fmtTime(in.CreatedAt), UpdatedAt: fmtTime(in.UpdatedAt),
 		StartedAt: fmtTimePtr(in.StartedAt), FinishedAt: fmtTimePtr(in.FinishedAt),
@@ -162,7 +164,7 @@ func unmarshalInstance(av map[string]types.AttributeValue) (container.Instance, 
 	}
 	in := container.Instance{
 		ID: it.ID, Name: it.Name, Owner: it.Owner, Template: it.Template, Group: it.Group, Team: it.Team,
-		QuotaCounted: it.QuotaCounted, Labels: it.Labels, Runtime: it.Runtime, Image: it.Image, Status: fsm.Status(it.Status),
+		QuotaCounted: it.QuotaCounted, UsageCounted: it.UsageCounted, Labels: it.Labels, Runtime: it.Runtime, Image: it.Image, Status: fsm.Status(it.Status),
 		StatusReason: it.StatusReason, ExitCode: it.ExitCode, RuntimeID: it.RuntimeID,
 		RuntimeNodeName: it.RuntimeNodeName, Version: it.Version, EventSeq: it.EventSeq,
 	}

@@ -23,6 +23,7 @@ func testCreateAndGet(t *testing.T, s store.Store, c *Clock) {
 	want := p.Instance
 	want.EventSeq = 1
 	want.QuotaCounted = true // the store's quota rule counts every new instance
+	want.UsageCounted = true // and its usage rule
 	if !got.CreatedAt.Equal(want.CreatedAt) {
 		t.Fatalf("created_at %v, want %v", got.CreatedAt, want.CreatedAt)
 	}

@@ -164,6 +164,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"QuotaRefusal", testQuotaRefusal},
 		{"QuotaConcurrentCreates", testQuotaConcurrentCreates},
 		{"QuotaOverrides", testQuotaOverrides},
+		{"UsageLifecycle", testUsageLifecycle},
+		{"UsageSeeded", testUsageSeeded},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
