@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -29,6 +30,19 @@ func (r *emuChaos) killFunction(rng *rand.Rand) {
 			break
 		}
 		x -= k.weight
+	}
+	// The notify function first: every run kills it once (the deliveries
+	// it holds must come back), whatever the weights draw.
+	r.mu.Lock()
+	notified := r.kills["NotifyFunction"] > 0
+	r.mu.Unlock()
+	if !notified {
+		first = slices.IndexFunc(killable, func(k struct {
+			fn     string
+			weight int
+		}) bool {
+			return k.fn == "NotifyFunction"
+		})
 	}
 	// The function picked, or the next one that has a live environment
 	// (one just killed may not have been invoked again yet).

@@ -84,7 +84,7 @@ func run(url, token, tpl string) error {
 	if err := wait(ctx, c, in.Id, berthapi.Status("stopped")); err != nil {
 		return err
 	}
-	got, err := c.GetContainerWithResponse(ctx, in.Id)
+	got, err := c.GetContainerWithResponse(ctx, in.Id, nil)
 	if err != nil || got.JSON200 == nil {
 		return fmt.Errorf("get: %v %s", err, body(got))
 	}
@@ -112,7 +112,7 @@ func run(url, token, tpl string) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		g, err := c.GetContainerWithResponse(ctx, in.Id)
+		g, err := c.GetContainerWithResponse(ctx, in.Id, nil)
 		if err != nil {
 			return fmt.Errorf("get after delete: %w", err)
 		}
