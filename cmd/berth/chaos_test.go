@@ -239,4 +239,3 @@ func balancesAfter(t *testing.T, e *serveEnv, users []chaosload.User) (counter, 
 	}
 	return counter, holding, subjects
 }
-
