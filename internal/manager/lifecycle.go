@@ -55,6 +55,37 @@ func (m *Manager) Delete(ctx context.Context, c identity.Caller, id string, ifMa
 }
 
 func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifMatch *int64, requestID string, op lifecycleOp) (Result, error) {
+	return m.userWrite(ctx, c, id, ifMatch, requestID, op.name, func(inst container.Instance) (*store.TransitionParams, error) {
+		if op.noWork(inst.Status) {
+			return nil, nil
+		}
+		to := opStatuses[op.op].requested
+		if !fsm.Can(inst.Status, to) {
+			return nil, &StateError{Op: op.name, Current: inst.Status}
+		}
+		p, _ := requestWrite(ctx, inst, request{op: op.op, to: to, event: opStatuses[op.op].requestEvent,
+			reason: op.name + " requested by " + c.Actor(), message: op.name + " requested", actor: c.Actor(),
+			requestID: requestID, at: m.now().UTC()})
+		if op.op == container.OpStart {
+			// A start is charged to the instance's owner and team, whoever asks.
+			var err error
+			if p.Quota, err = m.quotaLimits(ctx, inst.Owner, inst.Team); err != nil {
+				return nil, err
+			}
+			restartWith(p, inst, m.now().UTC())
+			forgetRestarts(p)
+		}
+		return p, nil
+	})
+}
+
+// userWrite carries out one user's request on instance id: it reads the
+// instance as c may see it, checks ifMatch, lets build decide the write
+// (nil: nothing to do, the instance answered as it is; an error refuses)
+// and commits it, deciding again on fresh state when a worker moved the
+// instance meanwhile (with ifMatch, that is a 412).
+func (m *Manager) userWrite(ctx context.Context, c identity.Caller, id string, ifMatch *int64, requestID, name string,
+	build func(container.Instance) (*store.TransitionParams, error)) (Result, error) {
 	var res Result
 	err := retryOnConflict(func() error {
 		inst, err := m.Get(ctx, c, id)
@@ -64,31 +95,17 @@ func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifM
 		if ifMatch != nil && *ifMatch != inst.Version {
 			return fmt.Errorf("instance %s is at version %d, not %d: %w", id, inst.Version, *ifMatch, ErrVersion)
 		}
-		if op.noWork(inst.Status) {
+		p, err := build(inst)
+		if err != nil || p == nil {
 			res = Result{Instance: inst}
-			return nil
+			return err
 		}
-		to := opStatuses[op.op].requested
-		if !fsm.Can(inst.Status, to) {
-			return &StateError{Op: op.name, Current: inst.Status}
-		}
-		p, item := requestWrite(ctx, inst, request{op: op.op, to: to, event: opStatuses[op.op].requestEvent,
-			reason: op.name + " requested by " + c.Actor(), message: op.name + " requested", actor: c.Actor(),
-			requestID: requestID, at: m.now().UTC()})
 		p.ID, p.ExpectVersion, p.From = id, inst.Version, inst.Status
-		if op.op == container.OpStart {
-			// A start is charged to the instance's owner and team, whoever asks.
-			if p.Quota, err = m.quotaLimits(ctx, inst.Owner, inst.Team); err != nil {
-				return err
-			}
-			restartWith(p, inst, m.now().UTC())
-			forgetRestarts(p)
-		}
 		out, err := m.store.Transition(ctx, *p)
 		switch {
 		case err == nil:
-			m.log.InfoContext(ctx, op.name+" accepted", "instance_id", id, "outbox_id", item.ID,
-				"request_id", requestID, "op", op.op, "from", inst.Status)
+			m.log.InfoContext(ctx, name+" accepted", "instance_id", id, "outbox_id", p.Outbox.ID,
+				"request_id", requestID, "op", p.Outbox.Op, "from", inst.Status)
 			res = Result{Instance: out, Enqueued: true}
 			return nil
 		case errors.Is(err, store.ErrNotFound):
@@ -98,11 +115,11 @@ func (m *Manager) request(ctx context.Context, c identity.Caller, id string, ifM
 		case errors.Is(err, store.ErrConflict):
 			return err // a worker moved it; decide again on fresh state
 		default:
-			return fmt.Errorf("%s of %s: %w", op.name, id, err)
+			return fmt.Errorf("%s of %s: %w", name, id, err)
 		}
 	})
 	if errors.Is(err, store.ErrConflict) {
-		err = fmt.Errorf("%s of %s: %w", op.name, id, err)
+		err = fmt.Errorf("%s of %s: %w", name, id, err)
 	}
 	return res, err
 }

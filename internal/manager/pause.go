@@ -2,7 +2,6 @@ package manager
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -68,44 +67,17 @@ func (m *Manager) Resume(ctx context.Context, c identity.Caller, id string, ifMa
 }
 
 func (m *Manager) freeze(ctx context.Context, c identity.Caller, id string, ifMatch *int64, requestID string, op freezeOp) (Result, error) {
-	var res Result
-	err := retryOnConflict(func() error {
-		inst, err := m.Get(ctx, c, id)
-		if err != nil {
-			return err
-		}
-		if ifMatch != nil && *ifMatch != inst.Version {
-			return fmt.Errorf("instance %s is at version %d, not %d: %w", id, inst.Version, *ifMatch, ErrVersion)
-		}
+	return m.userWrite(ctx, c, id, ifMatch, requestID, op.name, func(inst container.Instance) (*store.TransitionParams, error) {
 		if kind := inst.RuntimeKind(); !container.RuntimePauses(kind) {
-			return &UnsupportedError{Op: op.name, Runtime: kind}
+			return nil, &UnsupportedError{Op: op.name, Runtime: kind}
 		}
 		if err := freezable(inst, op); err != nil || inst.Status == op.to {
-			res = Result{Instance: inst}
-			return err
+			return nil, err
 		}
-		p, item := requestWrite(ctx, inst, request{op: op.op, to: inst.Status, event: op.requestEv,
+		p, _ := requestWrite(ctx, inst, request{op: op.op, to: inst.Status, event: op.requestEv,
 			message: op.name + " requested", actor: c.Actor(), requestID: requestID, at: m.now().UTC()})
-		p.ID, p.ExpectVersion, p.From = id, inst.Version, inst.Status
-		out, err := m.store.Transition(ctx, *p)
-		switch {
-		case err == nil:
-			m.log.InfoContext(ctx, op.name+" accepted", "instance_id", id, "outbox_id", item.ID, "request_id", requestID)
-			res = Result{Instance: out, Enqueued: true}
-			return nil
-		case errors.Is(err, store.ErrNotFound):
-			return fmt.Errorf("container %s: %w", id, ErrNotFound)
-		case errors.Is(err, store.ErrConflict) && ifMatch != nil:
-			return fmt.Errorf("instance %s changed: %w", id, ErrVersion)
-		case errors.Is(err, store.ErrConflict):
-			return err // moved on meanwhile: decide again on fresh state
-		}
-		return fmt.Errorf("%s of %s: %w", op.name, id, err)
+		return p, nil
 	})
-	if errors.Is(err, store.ErrConflict) {
-		err = fmt.Errorf("%s of %s: %w", op.name, id, err)
-	}
-	return res, err
 }
 
 // freezable is nil when op may be asked of inst (its status is op's from or
