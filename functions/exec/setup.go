@@ -9,9 +9,9 @@ import (
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/lambdahttp"
 	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/routefunction"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
-	"github.com/berth-io/berth/internal/wiring"
 )
 
 // execPattern is the route this function serves; API Gateway sends it
@@ -27,7 +27,7 @@ const MaxTimeout = 25 * time.Second
 // handler on DynamoDB and the configured runtimes: everything a Lambda
 // container keeps between events.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*lambdahttp.Adapter, error) {
-	return wiring.RouteFunction(ctx, "exec", "exec", env, environ, logger, newAdapter)
+	return routefunction.Setup(ctx, "exec", "exec", env, environ, logger, newAdapter)
 }
 
 // newAdapter wires the manager (the owner and admin checks, the template's
@@ -35,7 +35,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 // res and the Lambda adapter (caller from the JWT claims) on s. Tests call
 // it with DynamoDB Local and a real Docker engine.
 func newAdapter(cfg *config.Config, s store.Store, res *runtime.Resolver, logger *slog.Logger, emf *metrics.Emitter) *lambdahttp.Adapter {
-	return wiring.RouteAdapter(cfg, s, logger, emf, func(o *httpapi.Options) {
+	return routefunction.Adapter(cfg, s, logger, emf, func(o *httpapi.Options) {
 		o.Exec = httpapi.ExecOptionsFrom(cfg.Server, res, MaxTimeout)
 	}, execPattern)
 }

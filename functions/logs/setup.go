@@ -8,9 +8,9 @@ import (
 	"github.com/berth-io/berth/internal/httpapi"
 	"github.com/berth-io/berth/internal/lambdahttp"
 	"github.com/berth-io/berth/internal/metrics"
+	"github.com/berth-io/berth/internal/routefunction"
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/store"
-	"github.com/berth-io/berth/internal/wiring"
 )
 
 // The routes this function serves; API Gateway sends it nothing else, and
@@ -24,7 +24,7 @@ const (
 // handler on DynamoDB and the configured runtimes: everything a Lambda
 // container keeps between events.
 func setup(ctx context.Context, env func(string) (string, bool), environ []string, logger *slog.Logger) (*lambdahttp.Adapter, error) {
-	return wiring.RouteFunction(ctx, "logs", "logs read", env, environ, logger, newAdapter)
+	return routefunction.Setup(ctx, "logs", "logs read", env, environ, logger, newAdapter)
 }
 
 // newAdapter wires the manager (the owner and admin checks of its Get),
@@ -32,7 +32,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 // (caller from the JWT claims) on s. Tests call it with DynamoDB Local and
 // a real Docker engine.
 func newAdapter(cfg *config.Config, s store.Store, res *runtime.Resolver, logger *slog.Logger, emf *metrics.Emitter) *lambdahttp.Adapter {
-	return wiring.RouteAdapter(cfg, s, logger, emf, func(o *httpapi.Options) {
+	return routefunction.Adapter(cfg, s, logger, emf, func(o *httpapi.Options) {
 		o.Logs, o.LogsPolled, o.Stats = res, true, res
 	}, logsPattern, statsPattern)
 }
