@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -49,26 +48,6 @@ func newExec(scope constructs.Construct, p Props, common map[string]*string, tab
 		return nil, err
 	}
 	x.Function = fn
-	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("ExecFunction"), fn, nil)
-	routes := api.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-		Path:        jsii.String(ExecRoutePath),
-		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST},
-		Integration: integration,
-	})
-	// As the logs routes (newLogs): template.yaml's ExecInvokePermission lets API Gateway
-	// invoke the function from this route only, POST, with the path parameter a wildcard.
-	for _, r := range *routes {
-		for _, c := range *r.Node().FindAll(constructs.ConstructOrder_PREORDER) {
-			if perm, ok := c.(awslambda.CfnPermission); ok {
-				perm.SetSourceArn(routeSourceArn(x.Construct, api.HTTPAPI, "POST", ExecRoutePath))
-			}
-		}
-	}
-	// As the api's integrations (newAPI): API Gateway's 30 s on the resource.
-	for _, c := range *api.HTTPAPI.Node().FindAll(constructs.ConstructOrder_PREORDER) {
-		if in, ok := c.(awsapigatewayv2.CfnIntegration); ok {
-			in.SetTimeoutInMillis(jsii.Number(APIIntegrationTimeout.Milliseconds()))
-		}
-	}
+	routeFunction(x.Construct, api, "ExecFunction", fn, awsapigatewayv2.HttpMethod_POST, ExecRoutePath)
 	return x, nil
 }

@@ -48,32 +48,38 @@ func newLogs(scope constructs.Construct, p Props, common map[string]*string, tab
 		return nil, err
 	}
 	l.Function = fn
-	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("LogsFunction"), fn, nil)
-	for _, path := range []string{LogsRoutePath, StatsRoutePath} {
+	routeFunction(l.Construct, api, "LogsFunction", fn, awsapigatewayv2.HttpMethod_GET, LogsRoutePath, StatsRoutePath)
+	return l, nil
+}
+
+// routeFunction sends each of paths, on method, to fn through one
+// integration named id. The integration lets API Gateway invoke the
+// function from the route's path as written, {id} and all, on any method;
+// template.yaml's permissions (LogsInvokePermission, StatsInvokePermission,
+// ExecInvokePermission) from the route only, with the path parameter a
+// wildcard, as SAM writes path parameters: the CDK writes the same. As the
+// api's integrations (newAPI): API Gateway's 30 s on the resource.
+func routeFunction(scope constructs.Construct, api *API, id string, fn awslambda.Function, method awsapigatewayv2.HttpMethod, paths ...string) {
+	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(id), fn, nil)
+	for _, path := range paths {
 		routes := api.HTTPAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(path),
-			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
+			Methods:     &[]awsapigatewayv2.HttpMethod{method},
 			Integration: integration,
 		})
-		// The integration lets API Gateway invoke the function from the route's path as
-		// written, {id} and all, on any method; template.yaml (LogsInvokePermission,
-		// StatsInvokePermission) from this route only, with the path parameter a wildcard, as
-		// SAM writes path parameters. The CDK writes the same.
 		for _, r := range *routes {
 			for _, c := range *r.Node().FindAll(constructs.ConstructOrder_PREORDER) {
 				if perm, ok := c.(awslambda.CfnPermission); ok {
-					perm.SetSourceArn(routeSourceArn(l.Construct, api.HTTPAPI, "GET", path))
+					perm.SetSourceArn(routeSourceArn(scope, api.HTTPAPI, string(method), path))
 				}
 			}
 		}
 	}
-	// As the api's integrations (newAPI): API Gateway's 30 s on the resource.
 	for _, c := range *api.HTTPAPI.Node().FindAll(constructs.ConstructOrder_PREORDER) {
 		if in, ok := c.(awsapigatewayv2.CfnIntegration); ok {
 			in.SetTimeoutInMillis(jsii.Number(APIIntegrationTimeout.Milliseconds()))
 		}
 	}
-	return l, nil
 }
 
 // pathParameter is one {name} or {name+} of a route's path.
