@@ -1,6 +1,7 @@
 package dockersim
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -41,7 +42,7 @@ func newHost(f *Fleet, name string) (*Host, error) {
 	for _, img := range f.opts.Images {
 		h.images[normalizeImage(img)] = newID()
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listen("127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
@@ -100,13 +101,20 @@ func (h *Host) applyDown() error {
 		h.srv = nil
 		return err
 	case !down && h.srv == nil:
-		ln, err := net.Listen("tcp", h.addr)
+		ln, err := listen(h.addr)
 		if err != nil {
 			return fmt.Errorf("host %s up again on %s: %w", h.name, h.addr, err)
 		}
 		h.serveLocked(ln)
 	}
 	return nil
+}
+
+// listen listens on a loopback address; the fleet's lifetime, not a
+// context, bounds the listener.
+func listen(addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	return lc.Listen(context.Background(), "tcp", addr)
 }
 
 func (h *Host) serve(ln net.Listener) {
