@@ -129,6 +129,15 @@ func (f *Fleet) Calls() int64 {
 	return n
 }
 
+// Streams is how many /events streams the fleet's hosts have open.
+func (f *Fleet) Streams() int {
+	n := 0
+	for _, h := range f.hosts {
+		n += h.Streams()
+	}
+	return n
+}
+
 // Close stops every host: listeners, connections, event streams and the
 // containers' timers.
 func (f *Fleet) Close() error {

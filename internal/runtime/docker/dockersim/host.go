@@ -63,6 +63,14 @@ func (h *Host) Endpoint() string { return "tcp://" + h.addr }
 // Calls is how many calls the host has received (hung ones included).
 func (h *Host) Calls() int64 { return h.calls.Load() }
 
+// Streams is how many /events streams the host has open: a watcher
+// waits on it to know every stream is subscribed.
+func (h *Host) Streams() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
 // Faults are the host's faults in force: its own, else the fleet's.
 func (h *Host) Faults() Faults {
 	h.srvMu.Lock()

@@ -1,6 +1,7 @@
 package dockersim_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -111,5 +112,30 @@ func TestEventLogBounded(t *testing.T) {
 	}
 	if got[0] != ids[1] || got[1] != ids[2] {
 		t.Errorf("replayed starts of %v, want the last two of %v", got, ids)
+	}
+}
+
+// TestStreams: the fleet counts the /events streams open on its hosts,
+// and a stream ends with its watch.
+func TestStreams(t *testing.T) {
+	t.Parallel()
+	f, rt := newFleet(t, dockersim.Options{Hosts: 3})
+	ctx, cancel := context.WithCancel(testenv.Context(t, 30*time.Second))
+	if _, err := rt.Watch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitStreams(t, f, 3)
+	cancel()
+	waitStreams(t, f, 0)
+}
+
+func waitStreams(t *testing.T, f *dockersim.Fleet, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.Streams() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d streams open, want %d", f.Streams(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
