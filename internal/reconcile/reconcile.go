@@ -35,11 +35,15 @@ const (
 	// config with the key.
 	DefaultOrphanGrace = config.DefaultOrphanGrace
 	DefaultMaxRequeues = 2
-	// DefaultMaxInstances covers 10,000 active instances in one pass (1.6 s
-	// on bolt, 2.5 s on DynamoDB Local, BenchmarkReconcileScale): a smaller
-	// window leaves the containers of the instances beyond it looking like
-	// orphans, each costing a point read, and the pass truncated.
-	DefaultMaxInstances = 10000
+	// DefaultMaxInstances covers 20,000 active instances in one pass: a
+	// shard of the default size (fleetshard.DefaultNodesPerShard hosts; the
+	// hash gives a shard up to 1.15 times that, BenchmarkReconcileShards) at
+	// 100 instances a host, and a whole pass of 200 such hosts (10,000 took
+	// 1.2 s on bolt and 2.5 s on DynamoDB Local, BenchmarkReconcileScale;
+	// 100,000 took 14 s on bolt). A smaller window leaves the containers of
+	// the instances beyond it looking like orphans, each costing a point
+	// read, and the pass truncated.
+	DefaultMaxInstances = 20000
 	DefaultPassTimeout  = 2 * time.Minute
 	// StuckMargin is added to the longest legitimate duration of a status
 	// to get its stuck timeout (TimeoutsFor).
