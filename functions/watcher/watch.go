@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/expiry"
+	"github.com/berth-io/berth/internal/fleetfanout"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/monitor"
@@ -58,6 +59,9 @@ type function struct {
 	store   expiry.Lister
 	log     *slog.Logger
 	metrics *metrics.Emitter
+	// fanout is the Lambda handler: the tick's whole watch or its fan-out
+	// to the shard queue, and the shard queue's records (shardLoop).
+	fanout *fleetfanout.Loop
 }
 
 // Report is the invocation's result: the span it watched and, per node,

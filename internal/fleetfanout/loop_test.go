@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,53 +13,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/berth-io/berth/internal/fleetfanout"
+	"github.com/berth-io/berth/internal/fleetfanout/fanouttest"
 	"github.com/berth-io/berth/internal/fleetshard"
 	"github.com/berth-io/berth/internal/queue"
-	"github.com/berth-io/berth/internal/queue/sqsqueue"
-	"github.com/berth-io/berth/internal/testenv"
 )
-
-// shardQueue is a shard queue on the SQS emulator, with the deployed
-// queues' visibility (longer than a period), deleted when the test ends.
-func shardQueue(t *testing.T) *sqsqueue.Queue {
-	t.Helper()
-	c := sqsqueue.NewLocalClient(testenv.SQSEndpoint(t))
-	name := fmt.Sprintf("fanout-%s-%d", strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()), time.Now().UnixNano())
-	p, err := sqsqueue.CreateWithDLQ(context.Background(), c, name, sqsqueue.SetupOptions{VisibilityTimeout: 2 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sqsqueue.DeletePair(context.Background(), c, p) })
-	return sqsqueue.New(c, p.URL)
-}
-
-// receiveAll reads what the queue holds until it has want messages or
-// the wait runs out, as Lambda's event source mapping would hand them.
-func receiveAll(t *testing.T, q *sqsqueue.Queue, want int, wait time.Duration) []events.SQSMessage {
-	t.Helper()
-	var out []events.SQSMessage
-	deadline := time.Now().Add(wait)
-	for len(out) < want && time.Now().Before(deadline) {
-		ds, err := q.Receive(context.Background(), queue.MaxBatch, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range ds {
-			out = append(out, events.SQSMessage{MessageId: d.MessageID, ReceiptHandle: d.Handle, Body: string(d.Body), EventSource: "aws:sqs"})
-		}
-	}
-	return out
-}
-
-// sqsEvent is one record as the event source (batch size 1) invokes with it.
-func sqsEvent(t *testing.T, rec events.SQSMessage) json.RawMessage {
-	t.Helper()
-	raw, err := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{rec}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
-}
 
 // recorder is a loop's two passes, recording what they were called with.
 type recorder struct {
@@ -109,7 +64,7 @@ var fixtureTick = time.Date(2026, 11, 29, 8, 1, 0, 0, time.UTC)
 // size) a tick runs the whole pass itself and sends nothing.
 func TestOneShardRunsInline(t *testing.T) {
 	t.Parallel()
-	q := shardQueue(t)
+	q := fanouttest.Queue(t)
 	for _, c := range []struct{ shards, nodes int }{{0, 0}, {0, 100}, {1, 1000}} {
 		r := &recorder{}
 		out, err := r.loop(q, c.shards, c.nodes, nil).Handle(context.Background(), schedulerTick(t))
@@ -117,7 +72,7 @@ func TestOneShardRunsInline(t *testing.T) {
 			t.Fatalf("shards %d, %d nodes: %v, %v, %d whole passes; want the whole pass once", c.shards, c.nodes, out, err, r.wholes)
 		}
 	}
-	if got := receiveAll(t, q, 1, 2*time.Second); len(got) != 0 {
+	if got := fanouttest.Records(t, q, 1, 2*time.Second); len(got) != 0 {
 		t.Fatalf("an inline tick sent %d messages", len(got))
 	}
 }
@@ -127,7 +82,7 @@ func TestOneShardRunsInline(t *testing.T) {
 // runs each shard once, with the tick's count.
 func TestFanOutEachShardOnce(t *testing.T) {
 	t.Parallel()
-	q := shardQueue(t)
+	q := fanouttest.Queue(t)
 	r := &recorder{}
 	l := r.loop(q, 0, 2300, func() time.Time { return fixtureTick.Add(5 * time.Second) })
 	out, err := l.Handle(context.Background(), schedulerTick(t))
@@ -137,12 +92,12 @@ func TestFanOutEachShardOnce(t *testing.T) {
 	if sent, ok := out.(fleetfanout.Sent); !ok || sent.Shards != 23 || sent.Sent != 23 || !sent.Tick.Equal(fixtureTick) || r.wholes != 0 {
 		t.Fatalf("the tick returned %+v (whole passes %d), want 23 of 23 sent for %s", out, r.wholes, fixtureTick)
 	}
-	recs := receiveAll(t, q, 23, 20*time.Second)
+	recs := fanouttest.Records(t, q, 23, 20*time.Second)
 	if len(recs) != 23 {
 		t.Fatalf("the queue holds %d messages, want 23", len(recs))
 	}
 	for _, rec := range recs {
-		resp, err := l.Handle(context.Background(), sqsEvent(t, rec))
+		resp, err := l.Handle(context.Background(), fanouttest.Event(t, rec))
 		if err != nil || len(resp.(events.SQSEventResponse).BatchItemFailures) != 0 {
 			t.Fatalf("shard record: %v, %v", resp, err)
 		}
@@ -181,7 +136,7 @@ func TestStaleAndBadDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := sqsEvent(t, events.SQSMessage{MessageId: "m-bad", Body: `{"op":"create"}`})
+	bad := fanouttest.Event(t, events.SQSMessage{MessageId: "m-bad", Body: `{"op":"create"}`})
 	for _, raw := range []json.RawMessage{stale, bad} {
 		resp, err := l.Handle(context.Background(), raw)
 		if err != nil || len(resp.(events.SQSEventResponse).BatchItemFailures) != 0 {
@@ -198,20 +153,20 @@ func TestStaleAndBadDropped(t *testing.T) {
 // period, although the queue's visibility timeout (2 min) is longer.
 func TestFailedShardComesBackWithinPeriod(t *testing.T) {
 	t.Parallel()
-	q := shardQueue(t)
+	q := fanouttest.Queue(t)
 	r := &recorder{fail: map[int]int{1: 1}}
 	tick := time.Now().UTC().Truncate(time.Second)
 	l := r.loop(q, 2, 0, nil)
-	if _, err := l.Handle(context.Background(), json.RawMessage(`{"scheduled_time":"`+tick.Format(time.RFC3339)+`"}`)); err != nil {
+	if _, err := l.Handle(context.Background(), fanouttest.Tick(tick)); err != nil {
 		t.Fatal(err)
 	}
-	recs := receiveAll(t, q, 2, 20*time.Second)
+	recs := fanouttest.Records(t, q, 2, 20*time.Second)
 	if len(recs) != 2 {
 		t.Fatalf("%d messages, want 2", len(recs))
 	}
 	failed := 0
 	for _, rec := range recs {
-		resp, err := l.Handle(context.Background(), sqsEvent(t, rec))
+		resp, err := l.Handle(context.Background(), fanouttest.Event(t, rec))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,11 +185,11 @@ func TestFailedShardComesBackWithinPeriod(t *testing.T) {
 			}
 		}
 	}
-	again := receiveAll(t, q, 1, 15*time.Second)
+	again := fanouttest.Records(t, q, 1, 15*time.Second)
 	if len(again) != 1 {
 		t.Fatalf("the failed shard's record did not come back within 15 s (%d)", len(again))
 	}
-	if resp, err := l.Handle(context.Background(), sqsEvent(t, again[0])); err != nil || len(resp.(events.SQSEventResponse).BatchItemFailures) != 0 {
+	if resp, err := l.Handle(context.Background(), fanouttest.Event(t, again[0])); err != nil || len(resp.(events.SQSEventResponse).BatchItemFailures) != 0 {
 		t.Fatalf("retry: %v, %v", resp, err)
 	}
 	if len(r.shards) != 2 || r.shards[1] != (fleetshard.Shard{Index: 1, Count: 2}) {
