@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/fleetfanout"
 	"github.com/berth-io/berth/internal/fleetshard"
@@ -22,12 +20,9 @@ func (f *function) shardLoop(cfg *config.Config, q fleetfanout.ShardQueue) *flee
 	}
 }
 
-// runShard runs shard s's pass and returns its Report.
-//
-// For now it runs the whole pass: the shard pass itself (the instances of
-// the shard's node buckets, the runtimes and orphans of its nodes, the
-// fleet-wide steps only when s.Leads()) is reconcile.Options.Shard, which
-// this call takes once the reconciler has it.
+// runShard runs shard s's pass (handleShard: the instances of its node
+// buckets, the runtimes and orphans of its nodes, the fleet-wide steps
+// only when s leads) and returns its Report.
 func (f *function) runShard(ctx context.Context, s fleetshard.Shard) (any, error) {
-	return f.handle(ctx, events.EventBridgeEvent{ID: "shard " + s.String(), Source: "berth.fleet"})
+	return f.handleShard(ctx, s)
 }

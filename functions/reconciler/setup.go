@@ -47,6 +47,8 @@ type function struct {
 	// container until it succeeds once.
 	takeover *reconcile.Takeover
 	tookOver bool
+	// shards builds the reconciler of a shard's invocation (handleShard).
+	shards *shardPasses
 }
 
 // imageRefresher is refresh_image_status_on_start for the function: nil
@@ -115,7 +117,7 @@ func newFunction(cfg *config.Config, st store.Store, rts []runtime.Runtime, swee
 	if err != nil {
 		return nil, err
 	}
-	return &function{rc: rc, m: m, log: logger}, nil
+	return &function{rc: rc, m: m, log: logger, shards: &shardPasses{cfg: cfg, m: m, st: st, sweeper: sweeper, emf: emf, log: logger}}, nil
 }
 
 // tick is any event a schedule invokes the function with: the Scheduler's
@@ -138,13 +140,24 @@ func (f *function) handleTick(ctx context.Context, t tick) (reconcile.Report, er
 // An error (the store unreachable) fails the invocation, which EventBridge
 // retries; the next schedule tick would run a pass anyway.
 func (f *function) handle(ctx context.Context, ev events.EventBridgeEvent) (reconcile.Report, error) {
+	f.log.InfoContext(ctx, "scheduled reconcile", "event_id", ev.ID, "source", ev.Source, "detail_type", ev.DetailType,
+		"scheduled_at", ev.Time, "resources", ev.Resources)
+	return f.run(ctx, f.rc, true)
+}
+
+// run makes rc's pass, ending deadlineMargin before the invocation's
+// deadline at the latest. A pass that leads (the whole fleet's, or the
+// leading shard's) first does the fleet-wide steps of a cold start: the
+// takeover and the image status refresh.
+func (f *function) run(ctx context.Context, rc *reconcile.Reconciler, leads bool) (reconcile.Report, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, dl.Add(-deadlineMargin))
 		defer cancel()
 	}
-	f.log.InfoContext(ctx, "scheduled reconcile", "event_id", ev.ID, "source", ev.Source, "detail_type", ev.DetailType,
-		"scheduled_at", ev.Time, "resources", ev.Resources)
+	if !leads {
+		return rc.Run(ctx)
+	}
 	if f.takeover != nil && !f.tookOver {
 		// Before the pass: a member the last deployment left mid-operation
 		// is failed, not re-enqueued by the stuck policy.
@@ -158,7 +171,7 @@ func (f *function) handle(ctx context.Context, ev events.EventBridgeEvent) (reco
 		// A failed refresh is tried again at the next pass; the pass goes on.
 		f.imagesDone = f.refreshImages(ctx) == nil
 	}
-	return f.rc.Run(ctx)
+	return rc.Run(ctx)
 }
 
 // loadConfig is the reconciler's configuration: the DynamoDB store, queues

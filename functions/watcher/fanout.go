@@ -20,13 +20,9 @@ func (f *function) shardLoop(cfg *config.Config, q fleetfanout.ShardQueue) *flee
 	}
 }
 
-// runShard holds shard s's watch until shortly before the deadline and
-// returns its Report.
-//
-// For now it holds the whole watch: the shard's watch itself (the shard's
-// nodes only, the lifetimes' timers only when s.Leads()) is the watcher's
-// shard node filter, which this call takes once the watcher has it.
+// runShard holds shard s's watch (handleShard: its nodes only, the
+// lifetimes' timers only when s leads) until shortly before the deadline
+// and returns its Report.
 func (f *function) runShard(ctx context.Context, s fleetshard.Shard) (any, error) {
-	f.log.InfoContext(ctx, "shard watch", "shard", s.String())
-	return f.handle(ctx)
+	return f.handleShard(ctx, s)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fleetfanout"
 	"github.com/berth-io/berth/internal/fleetfanout/fanouttest"
 )
@@ -17,7 +18,7 @@ import (
 // one message per shard to the shard queue (the SQS emulator) and returns
 // at once; a record, as the event source hands it to the same handler,
 // holds its shard's watch until shortly before the deadline, and an exit
-// on the engine within it reaches the state loop.
+// on the engine, a node of that shard's, within it reaches the state loop.
 func TestShardRecordHoldsAWatch(t *testing.T) {
 	r := newRig(t)
 	q := fanouttest.Queue(t)
@@ -40,12 +41,19 @@ func TestShardRecordHoldsAWatch(t *testing.T) {
 	if len(recs) != 2 {
 		t.Fatalf("%d shard messages, want 2", len(recs))
 	}
+	// The record of the shard that owns the engine's node.
+	var rec events.SQSMessage
+	for _, r := range recs {
+		if m, err := fleetfanout.Decode([]byte(r.Body)); err == nil && m.OwnsNode(container.RuntimeDocker, "local") {
+			rec = r
+		}
+	}
 	// The shard invocation's deadline: the watch ends deadlineMargin before.
 	wctx, wcancel := context.WithTimeout(ctx, 8*time.Second)
 	defer wcancel()
 	done := make(chan events.SQSEventResponse, 1)
 	go func() {
-		resp, err := l.Handle(wctx, fanouttest.Event(t, recs[0]))
+		resp, err := l.Handle(wctx, fanouttest.Event(t, rec))
 		if err != nil {
 			t.Error(err)
 		}

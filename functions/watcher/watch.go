@@ -9,6 +9,7 @@ import (
 
 	"github.com/berth-io/berth/internal/expiry"
 	"github.com/berth-io/berth/internal/fleetfanout"
+	"github.com/berth-io/berth/internal/fleetshard"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/monitor"
@@ -62,6 +63,9 @@ type function struct {
 	// fanout is the Lambda handler: the tick's whole watch or its fan-out
 	// to the shard queue, and the shard queue's records (shardLoop).
 	fanout *fleetfanout.Loop
+	// shard is the part of the fleet the nodes are (forShard); the zero
+	// Shard is all of it.
+	shard fleetshard.Shard
 }
 
 // Report is the invocation's result: the span it watched and, per node,
@@ -69,10 +73,13 @@ type function struct {
 type Report struct {
 	// Since is where the Docker streams began: one invocation's length
 	// before Start, so that a watcher that died is made up for.
-	Since time.Time    `json:"since"`
-	Start time.Time    `json:"start"`
-	Until time.Time    `json:"until"`
-	Nodes []NodeReport `json:"nodes"`
+	Since time.Time `json:"since"`
+	Start time.Time `json:"start"`
+	Until time.Time `json:"until"`
+	// Shard of Shards is the part of the fleet watched (0 of 1: all of it).
+	Shard  int          `json:"shard"`
+	Shards int          `json:"shards"`
+	Nodes  []NodeReport `json:"nodes"`
 }
 
 // NodeReport is one node's part of a Report.
@@ -103,7 +110,8 @@ func (f *function) handle(ctx context.Context) (Report, error) {
 		return Report{}, err
 	}
 	window := max(until.Sub(start), 0)
-	rep := Report{Since: start.Add(-window), Start: start, Until: until, Nodes: make([]NodeReport, len(f.nodes))}
+	rep := Report{Since: start.Add(-window), Start: start, Until: until, Shard: f.shard.Index, Shards: max(f.shard.Count, 1),
+		Nodes: make([]NodeReport, len(f.nodes))}
 	wctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	f.log.InfoContext(ctx, "watching", "nodes", len(f.nodes), "since", rep.Since, "until", until)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/berth-io/berth/internal/config"
 	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fleetshard"
 	"github.com/berth-io/berth/internal/fsm"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
@@ -34,11 +35,15 @@ const (
 	// config with the key.
 	DefaultOrphanGrace = config.DefaultOrphanGrace
 	DefaultMaxRequeues = 2
-	// DefaultMaxInstances covers 10,000 active instances in one pass (1.6 s
-	// on bolt, 2.5 s on DynamoDB Local, BenchmarkReconcileScale): a smaller
-	// window leaves the containers of the instances beyond it looking like
-	// orphans, each costing a point read, and the pass truncated.
-	DefaultMaxInstances = 10000
+	// DefaultMaxInstances covers 20,000 active instances in one pass: a
+	// shard of the default size (fleetshard.DefaultNodesPerShard hosts; the
+	// hash gives a shard up to 1.15 times that, BenchmarkReconcileShards) at
+	// 100 instances a host, and a whole pass of 200 such hosts (10,000 took
+	// 1.2 s on bolt and 2.5 s on DynamoDB Local, BenchmarkReconcileScale;
+	// 100,000 took 14 s on bolt). A smaller window leaves the containers of
+	// the instances beyond it looking like orphans, each costing a point
+	// read, and the pass truncated.
+	DefaultMaxInstances = 20000
 	DefaultPassTimeout  = 2 * time.Minute
 	// StuckMargin is added to the longest legitimate duration of a status
 	// to get its stuck timeout (TimeoutsFor).
@@ -82,6 +87,8 @@ var _ Manager = (*manager.Manager)(nil)
 type Store interface {
 	GetInstance(ctx context.Context, id string) (container.Instance, error)
 	ListActive(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error)
+	// ListActiveInBucket is read instead of ListActive by a shard's pass.
+	ListActiveInBucket(ctx context.Context, bucket int, cursor string, limit int) (store.Page[container.Instance], error)
 	// ListDeadlines is read for the ended instances due (their retention).
 	ListDeadlines(ctx context.Context, until time.Time, cursor string, limit int) (store.Page[container.Instance], error)
 	ListEvents(ctx context.Context, instanceID, cursor string, limit int) (store.Page[container.Event], error)
@@ -98,8 +105,15 @@ type Options struct {
 	Store   Store
 	// Runtimes are listed once each per pass. Instances of a runtime kind
 	// not given here are not synced (Report.Skipped); the stuck policy
-	// still applies to them.
+	// still applies to them. A shard's pass is given runtimes over the
+	// shard's nodes only (configured.ForShard).
 	Runtimes []runtime.Runtime
+	// Shard is the part of the fleet a pass covers. The zero Shard (or
+	// any whole one) is every instance and node. A shard's pass examines
+	// the active instances of its buckets only (store.NodeBucket), and
+	// the steps that are the fleet's as a whole (retention, the outbox
+	// sweep, the admission counter's repair) only when Shard.Leads().
+	Shard fleetshard.Shard
 	// Scope is the runtimes' scope label (docker.Options.Scope): only
 	// containers whose berth.scope label equals it (none when empty) are
 	// reconciled, so a deployment never removes another's containers on a
@@ -172,6 +186,10 @@ type Report struct {
 	PassID     string    `json:"pass_id"`
 	StartedAt  time.Time `json:"started_at"`
 	DurationMS int64     `json:"duration_ms"`
+	// Shard of Shards is the part of the fleet the pass covered (0 of 1:
+	// the whole fleet), as the fan-out's message names it.
+	Shard  int `json:"shard"`
+	Shards int `json:"shards"`
 
 	// Instances is how many active instances were examined; Containers how
 	// many containers of the scope the runtimes listed.
@@ -215,7 +233,8 @@ type Report struct {
 	// this pass requested.
 	RetentionDeleted int `json:"retention_deleted"`
 
-	// Outbox sweep; SweepSkipped when no sweeper is configured.
+	// Outbox sweep; SweepSkipped when no sweeper is configured or the
+	// pass is a shard's that does not lead (fleetshard.Shard.Leads).
 	OutboxSwept  int  `json:"outbox_swept"`
 	SweepSkipped bool `json:"sweep_skipped"`
 
@@ -265,12 +284,16 @@ type Reconciler struct {
 	stopGrace      time.Duration
 	maxInstances   int
 	passTimeout    time.Duration
+	shard          fleetshard.Shard
 	now            func() time.Time
 	log            *slog.Logger
 	metrics        *metrics.Emitter
 
 	mu     sync.Mutex
 	cursor string // where the next pass resumes ListActive after a truncated one
+	// bucketAt is the index in shard.Buckets() of the bucket a shard's
+	// truncated pass stopped in (cursor is then that bucket's).
+	bucketAt int
 }
 
 // New returns a Reconciler.
@@ -278,11 +301,14 @@ func New(o Options) (*Reconciler, error) {
 	if o.Manager == nil || o.Store == nil {
 		return nil, errors.New("reconcile: Options.Manager and Options.Store are required")
 	}
+	if err := o.Shard.Validate(); err != nil {
+		return nil, fmt.Errorf("reconcile: Options.Shard: %w", err)
+	}
 	r := &Reconciler{
 		m: o.Manager, st: o.Store, rts: make(map[string]runtime.Runtime), scope: o.Scope,
 		sweeper: o.Sweeper, staleAfter: o.OutboxStaleAfter, absentGrace: o.AbsentGrace, orphanGrace: o.OrphanGrace,
 		timeouts: o.Timeouts, maxRequeues: o.MaxRequeues, unavailableFor: o.UnavailableRetryFor, stopGrace: o.StopGrace, maxInstances: o.MaxInstances, passTimeout: o.PassTimeout,
-		now: o.Clock, log: o.Logger, metrics: o.Metrics,
+		now: o.Clock, log: o.Logger, metrics: o.Metrics, shard: o.Shard,
 	}
 	for _, rt := range o.Runtimes {
 		k := rt.Kind()
@@ -329,6 +355,9 @@ func New(o Options) (*Reconciler, error) {
 	if r.log == nil {
 		r.log = slog.Default()
 	}
+	if r.shard.IsWhole() {
+		r.shard = fleetshard.Whole()
+	}
 	return r, nil
 }
 
@@ -352,8 +381,11 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start := time.Now()
-	rep := Report{PassID: container.NewID(), StartedAt: r.now().UTC()}
+	rep := Report{PassID: container.NewID(), StartedAt: r.now().UTC(), Shard: r.shard.Index, Shards: r.shard.Count}
 	log := r.log.With("pass_id", rep.PassID)
+	if !r.shard.IsWhole() {
+		log = log.With("shard", r.shard.String())
+	}
 	pctx, cancel := context.WithTimeout(ctx, r.passTimeout)
 	defer cancel()
 
@@ -417,6 +449,10 @@ func (r *Reconciler) pass(ctx context.Context, log *slog.Logger, rep *Report) er
 	if ctx.Err() != nil {
 		return nil
 	}
+	if !r.shard.Leads() {
+		rep.SweepSkipped = true // the leading shard's, once for the fleet
+		return nil
+	}
 	r.retain(ctx, log, rep)
 	if ctx.Err() != nil {
 		return nil
@@ -438,10 +474,14 @@ func (r *Reconciler) pass(ctx context.Context, log *slog.Logger, rep *Report) er
 	return nil
 }
 
-// listActive pages through the active instances from where the last
-// truncated pass stopped, up to maxInstances, without duplicates (an
-// instance that changes status during the walk may be listed twice).
+// listActive pages through the active instances (a shard's: listShard)
+// from where the last truncated pass stopped, up to maxInstances, without
+// duplicates (an instance that changes status during the walk may be
+// listed twice).
 func (r *Reconciler) listActive(ctx context.Context, rep *Report) ([]container.Instance, error) {
+	if !r.shard.IsWhole() {
+		return r.listShard(ctx, rep)
+	}
 	var out []container.Instance
 	seen := make(map[string]bool)
 	cursor := r.cursor

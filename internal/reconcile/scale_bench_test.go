@@ -445,6 +445,14 @@ func (c *countingStore) ListActive(ctx context.Context, cursor string, limit int
 	return p, err
 }
 
+// ListActiveInBucket is a shard's ListActive: counted as one.
+func (c *countingStore) ListActiveInBucket(ctx context.Context, bucket int, cursor string, limit int) (store.Page[container.Instance], error) {
+	p, err := c.Store.ListActiveInBucket(ctx, bucket, cursor, limit)
+	c.pages.Add(1)
+	c.items.Add(int64(len(p.Items)))
+	return p, err
+}
+
 func (c *countingStore) GetInstance(ctx context.Context, id string) (container.Instance, error) {
 	c.gets.Add(1)
 	return c.Store.GetInstance(ctx, id)

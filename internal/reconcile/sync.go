@@ -202,7 +202,11 @@ func (r *Reconciler) instance(ctx context.Context, log *slog.Logger, inst contai
 		return
 	}
 	st := containerOf(inst, l)
-	v := decide(inst, st, l.complete, age, r.absentGrace)
+	// A shard's runtimes list its nodes only: an instance with no node
+	// recorded may have its container on another shard's, so its absence
+	// here proves nothing.
+	complete := l.complete && (r.shard.IsWhole() || inst.RuntimeNodeName != "")
+	v := decide(inst, st, complete, age, r.absentGrace)
 	if v == absentUnverified {
 		rep.AbsentUnverified++
 		v = noChange

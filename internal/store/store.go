@@ -299,6 +299,18 @@ type InstanceStore interface {
 	// and failed) without reading terminal ones, for the reconciler.
 	ListActive(ctx context.Context, cursor string, limit int) (Page[container.Instance], error)
 
+	// ListActiveInBucket returns the active instances listed in one
+	// fleetshard bucket (NodeBucket: their node's, by runtime kind and
+	// runtime_node_name), in ID order, without reading any other: a
+	// shard of the reconciler reads its buckets only. An instance is in
+	// exactly one bucket while ListActive lists it, moves with the write
+	// that places it (sets its node) and leaves with the one that ends or
+	// removes it. Paging with NextCursor never repeats or skips an
+	// instance that stays in the bucket for the walk. A bucket outside
+	// 0..fleetshard.Buckets-1 is ErrInvalidParams; a cursor of another
+	// bucket or listing is ErrInvalidCursor.
+	ListActiveInBucket(ctx context.Context, bucket int, cursor string, limit int) (Page[container.Instance], error)
+
 	// ListDeadlines returns the instances whose deadline
 	// (container.Instance.Deadline: an active one's expires_at, an ended
 	// one's delete_at) is at or before until, without reading any other,

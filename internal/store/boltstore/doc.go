@@ -23,6 +23,8 @@
 //	idx_owner_status  owner 0x00 status 0x00 id → nil   an owner's listing by status
 //	idx_deadline      deadline (fixed-width UTC) 0x00 id → nil   the instances with a
 //	                  container.Instance.Deadline, soonest first (ListDeadlines)
+//	idx_node_bucket   bucket(2, big endian) id → nil   the active instances by their node's
+//	                  fleetshard bucket (store.NodeBucket; ListActiveInBucket)
 //	events            id 0x00 seq(8, big endian) → container.Event (JSON)
 //	deleted           id → deletionRecord        keeps events readable after a delete
 //	outbox            id → container.OutboxItem (JSON)

@@ -31,7 +31,7 @@ var (
 	allBuckets = [][]byte{
 		bucketInstances, bucketOwnerIdx, bucketStatusIdx, bucketOwnerStatus, bucketEvents, bucketDeleted,
 		bucketOutbox, bucketUndispatched, bucketDispatched, bucketExpiry, bucketTemplates, bucketIdempotency,
-		bucketCounters, bucketMeta, bucketWebhookIdx, bucketDeadlineIdx,
+		bucketCounters, bucketMeta, bucketWebhookIdx, bucketDeadlineIdx, bucketNodeBucketIdx,
 	}
 
 	keyAdmission = []byte("admission")

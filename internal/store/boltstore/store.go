@@ -119,6 +119,8 @@ func initBuckets(tx *bolt.Tx) error {
 	backfillDeliveries := tx.Bucket(bucketOutbox) != nil && tx.Bucket(bucketWebhookIdx) == nil
 	// The same for idx_deadline, from the instances.
 	backfillDeadlines := tx.Bucket(bucketInstances) != nil && tx.Bucket(bucketDeadlineIdx) == nil
+	// The same for idx_node_bucket, from the instances.
+	backfillNodeBuckets := tx.Bucket(bucketInstances) != nil && tx.Bucket(bucketNodeBucketIdx) == nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
@@ -141,6 +143,11 @@ func initBuckets(tx *bolt.Tx) error {
 	}
 	if backfillDeadlines {
 		if err := indexDeadlines(tx); err != nil {
+			return err
+		}
+	}
+	if backfillNodeBuckets {
+		if err := indexNodeBuckets(tx); err != nil {
 			return err
 		}
 	}

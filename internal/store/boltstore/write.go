@@ -5,6 +5,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/store"
 )
 
@@ -30,12 +31,12 @@ func commit(tx *bolt.Tx, w *store.Write) error {
 	}
 	switch w.Kind {
 	case store.WriteCreate:
-		if err := moveDeadline(tx, nil, &w.Instance); err != nil {
+		if err := moveIndexes(tx, nil, &w.Instance); err != nil {
 			return err
 		}
 		return saveInstance(tx, w.Instance, "")
 	case store.WriteTransition:
-		if err := moveDeadline(tx, &w.Prior, &w.Instance); err != nil {
+		if err := moveIndexes(tx, &w.Prior, &w.Instance); err != nil {
 			return err
 		}
 		return saveInstance(tx, w.Instance, w.Prior.Status)
@@ -43,6 +44,16 @@ func commit(tx *bolt.Tx, w *store.Write) error {
 		return remove(tx, w)
 	}
 	return fmt.Errorf("write of kind %d: %w", w.Kind, store.ErrInvalidParams)
+}
+
+// moveIndexes keeps the sparse indexes (idx_deadline, idx_node_bucket) in
+// step with a write that takes an instance from prior to next (either nil:
+// created, removed).
+func moveIndexes(tx *bolt.Tx, prior, next *container.Instance) error {
+	if err := moveDeadline(tx, prior, next); err != nil {
+		return err
+	}
+	return moveNodeBucket(tx, prior, next)
 }
 
 // idFree is ErrAlreadyExists when id is taken. An id whose deleted
@@ -65,7 +76,7 @@ func remove(tx *bolt.Tx, w *store.Write) error {
 	if err := removeInstance(tx, w.Prior); err != nil {
 		return err
 	}
-	if err := moveDeadline(tx, &w.Prior, nil); err != nil {
+	if err := moveIndexes(tx, &w.Prior, nil); err != nil {
 		return err
 	}
 	mark := deletionRecord{DeletedAt: w.At, Owner: w.Prior.Owner, LastSeq: w.Event.Seq}

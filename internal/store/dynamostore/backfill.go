@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -10,26 +11,25 @@ import (
 	"github.com/berth-io/berth/internal/container"
 )
 
-// BackfillIndexKeys gives the items a deployment wrote before its index
-// keys were sharded the keys the store now lists by: every instance without
-// its status_key gets it, and every pending outbox item whose undispatched
-// key is still the bare "pending" gets its shard's. Until then such an
-// instance is missing from ListActive and status listings, and such an item
-// from ListUndispatched. Each item is updated on the condition that what it
-// was computed from is unchanged, so it is safe while berth runs (the store
-// writes the new keys on every write anyway) and safe to repeat. It scans
-// both tables once and returns how many items it updated.
+// BackfillIndexKeys gives the items a deployment wrote before an index key
+// existed the keys the store now lists by: every instance without its
+// status_key gets it, every active instance without its node_bucket gets
+// it, and every pending outbox item whose undispatched key is still the
+// bare "pending" gets its shard's. Until then such an instance is missing
+// from ListActive and status listings (or from ListActiveInBucket), and
+// such an item from ListUndispatched. Each item is updated on the
+// condition that what it was computed from is unchanged, so it is safe
+// while berth runs (the store writes the new keys on every write anyway)
+// and safe to repeat. It scans both tables once and returns how many
+// items it updated.
 func (s *Store) BackfillIndexKeys(ctx context.Context) (instances, outbox int, err error) {
 	const op = "backfill index keys"
 	err = s.scanAll(ctx, op, s.instances, func(item map[string]types.AttributeValue) error {
-		id, st := sortValue(item, AttrID), sortValue(item, AttrStatus)
-		if id == "" || st == "" || sortValue(item, AttrStatusKey) != "" {
+		e, ok := instanceBackfill(item)
+		if !ok {
 			return nil
 		}
-		e := newExpr()
-		e.update = "SET " + e.n(AttrStatusKey) + " = " + e.s(shardKey(st, shardOf(id)))
-		e.condition = e.n(AttrStatus) + " = " + e.s(st) + " AND attribute_not_exists(" + e.n(AttrStatusKey) + ")"
-		ok, err := s.backfillOne(ctx, op, s.instances, instanceKey(id), e)
+		ok, err := s.backfillOne(ctx, op, s.instances, instanceKey(sortValue(item, AttrID)), e)
 		if ok {
 			instances++
 		}
@@ -96,4 +96,37 @@ func (s *Store) backfillOne(ctx context.Context, op, table string, key map[strin
 	default:
 		return false, fail(op, table, "", err)
 	}
+}
+
+// instanceBackfill is the update that gives an instance item the index
+// keys it lacks (status_key; node_bucket while active), conditioned on
+// the item being still as read; false when it lacks none.
+func instanceBackfill(item map[string]types.AttributeValue) (*expr, bool) {
+	id, st := sortValue(item, AttrID), sortValue(item, AttrStatus)
+	if id == "" || st == "" {
+		return nil, false
+	}
+	e := newExpr()
+	var sets, conds []string
+	if sortValue(item, AttrStatusKey) == "" {
+		sets = append(sets, e.n(AttrStatusKey)+" = "+e.s(shardKey(st, shardOf(id))))
+		conds = append(conds, "attribute_not_exists("+e.n(AttrStatusKey)+")")
+	}
+	if _, has := item[AttrNodeBucket]; !has {
+		// Decoded only for what the bucket is computed from (status, runtime
+		// kind, node), all of which the version condition pins.
+		if in, err := unmarshalInstance(item); err == nil {
+			if b := nodeBucketKey(in); b != "" {
+				sets = append(sets, e.n(AttrNodeBucket)+" = "+e.s(b))
+				conds = append(conds, "attribute_not_exists("+e.n(AttrNodeBucket)+")",
+					e.n("version")+" = "+e.num(in.Version))
+			}
+		}
+	}
+	if len(sets) == 0 {
+		return nil, false
+	}
+	e.update = "SET " + strings.Join(sets, ", ")
+	e.condition = and(append([]string{e.n(AttrStatus) + " = " + e.s(st)}, conds...)...)
+	return e, true
 }

@@ -15,6 +15,7 @@ const (
 	cursorScan     = "scan"     // ListInstances without Owner or Statuses: table scan after ID
 	cursorActive   = "active"   // ListActive: Index-th non-terminal status, Shard-th shard, after ID
 	cursorEvents   = "events"   // ListEvents: after Seq
+	cursorBucket   = "bucket"   // ListActiveInBucket: bucket Index, after ID
 )
 
 // cursor is the position after the last item of a page. It names the last

@@ -2,7 +2,7 @@
 // berth's Lambda functions.
 //
 // Layout (tables.go): instances (GSIs by_owner, by_status_key and the sparse
-// by_deadline), outbox (stream
+// by_deadline and by_node_bucket), outbox (stream
 // for the dispatcher, sparse GSIs of undispatched items and of each webhook
 // subscription's deliveries), events (per-instance
 // history, seq as sort key), templates, idempotency and counters (the create
@@ -12,7 +12,7 @@
 //
 // Items:
 //
-//	instances    id | owner, status_key ("<status>#<index shard>") (GSI keys), status, version, event_seq, spec (JSON), the other fields, admission_shard, team, quota_counted, deadline_shard and deadline_key ("deadline#<index shard>", "<deadline>#<id>": sparse GSI keys while container.Instance.Deadline is set)
+//	instances    id | owner, status_key ("<status>#<index shard>") (GSI keys), status, version, event_seq, spec (JSON), the other fields, admission_shard, team, quota_counted, deadline_shard and deadline_key ("deadline#<index shard>", "<deadline>#<id>": sparse GSI keys while container.Instance.Deadline is set), node_bucket (the by_node_bucket key: the node's fleetshard bucket, only while active)
 //	outbox       id | state, undispatched ("pending#<index shard>" while pending: sparse GSI key), created_key, webhook_id (a subscription's delivery: by_webhook GSI key), expires_at (store.OutboxExpiresAt)
 //	events       instance_id, seq | the event; seq 0 is a deleted instance's marker (deleted_at); expires_at after a delete
 //	templates    name | version, doc (JSON)

@@ -59,28 +59,31 @@ func ttl(t time.Time) int64 {
 // store never filters on it, and its JSON tags already define its shape.
 // Owner is omitted when empty because an index key may not be "".
 type instanceItem struct {
-	ID              string            `dynamodbav:"id"`
-	Name            string            `dynamodbav:"name,omitempty"`
-	Owner           string            `dynamodbav:"owner,omitempty"`
-	Template        string            `dynamodbav:"template,omitempty"`
-	Group           string            `dynamodbav:"group,omitempty"`
-	Team            string            `dynamodbav:"team,omitempty"`
-	Labels          map[string]string `dynamodbav:"labels"`
-	Runtime         string            `dynamodbav:"runtime,omitempty"`
-	Image           string            `dynamodbav:"image,omitempty"`
-	Status          string            `dynamodbav:"status"`
-	StatusKey       string            `dynamodbav:"status_key"`
-	StatusReason    string            `dynamodbav:"status_reason,omitempty"`
-	ExitCode        *int              `dynamodbav:"exit_code,omitempty"`
-	RuntimeID       string            `dynamodbav:"runtime_id,omitempty"`
-	RuntimeNodeName string            `dynamodbav:"runtime_node_name,omitempty"`
-	CreatedAt       string            `dynamodbav:"created_at"`
-	UpdatedAt       string            `dynamodbav:"updated_at"`
-	StartedAt       string            `dynamodbav:"started_at,omitempty"`
-	FinishedAt      string            `dynamodbav:"finished_at,omitempty"`
-	Version         int64             `dynamodbav:"version"`
-	EventSeq        int64             `dynamodbav:"event_seq"`
-	Spec            string            `dynamodbav:"spec"`
+	ID        string            `dynamodbav:"id"`
+	Name      string            `dynamodbav:"name,omitempty"`
+	Owner     string            `dynamodbav:"owner,omitempty"`
+	Template  string            `dynamodbav:"template,omitempty"`
+	Group     string            `dynamodbav:"group,omitempty"`
+	Team      string            `dynamodbav:"team,omitempty"`
+	Labels    map[string]string `dynamodbav:"labels"`
+	Runtime   string            `dynamodbav:"runtime,omitempty"`
+	Image     string            `dynamodbav:"image,omitempty"`
+	Status    string            `dynamodbav:"status"`
+	StatusKey string            `dynamodbav:"status_key"`
+	// NodeBucket is the sparse by_node_bucket key, set only while the
+	// instance is active (nodeBucketKey).
+	NodeBucket      string `dynamodbav:"node_bucket,omitempty"`
+	StatusReason    string `dynamodbav:"status_reason,omitempty"`
+	ExitCode        *int   `dynamodbav:"exit_code,omitempty"`
+	RuntimeID       string `dynamodbav:"runtime_id,omitempty"`
+	RuntimeNodeName string `dynamodbav:"runtime_node_name,omitempty"`
+	CreatedAt       string `dynamodbav:"created_at"`
+	UpdatedAt       string `dynamodbav:"updated_at"`
+	StartedAt       string `dynamodbav:"started_at,omitempty"`
+	FinishedAt      string `dynamodbav:"finished_at,omitempty"`
+	Version         int64  `dynamodbav:"version"`
+	EventSeq        int64  `dynamodbav:"event_seq"`
+	Spec            string `dynamodbav:"spec"`
 	// Endpoints is the instance's container.Endpoints as JSON, like Spec.
 	Endpoints string `dynamodbav:"endpoints,omitempty"`
 	// QuotaCounted is container.Instance.QuotaCounted.
@@ -116,7 +119,7 @@ func marshalInstance(in container.Instance) (map[string]types.AttributeValue, er
 	it := instanceItem{
 		ID: in.ID, Name: in.Name, Owner: in.Owner, Template: in.Template, Group: in.Group, Team: in.Team,
 		QuotaCounted: in.QuotaCounted, UsageCounted: in.UsageCounted, Labels: in.Labels, Runtime: in.Runtime, Image: in.Image, Status: string(in.Status),
-		StatusKey: statusKey(in.Status, in.ID), StatusReason: in.StatusReason, ExitCode: in.ExitCode, RuntimeID: in.RuntimeID,
+		StatusKey: statusKey(in.Status, in.ID), NodeBucket: nodeBucketKey(in), StatusReason: in.StatusReason, ExitCode: in.ExitCode, RuntimeID: in.RuntimeID,
 		RuntimeNodeName: in.RuntimeNodeName, CreatedAt: fmtTime(in.CreatedAt), UpdatedAt: fmtTime(in.UpdatedAt),
 		StartedAt: fmtTimePtr(in.StartedAt), FinishedAt: fmtTimePtr(in.FinishedAt),
 		Version: in.Version, EventSeq: in.EventSeq, Spec: string(spec),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/fsm"
+	"github.com/berth-io/berth/internal/store"
 )
 
 // IndexShards is how many partition key values each hot index key is split
@@ -35,6 +36,18 @@ func shardKey(value string, n int) string { return value + "#" + strconv.Itoa(n)
 
 // statusKey is an instance's by_status_key partition key.
 func statusKey(st fsm.Status, id string) string { return shardKey(string(st), shardOf(id)) }
+
+// nodeBucketKey is an instance's by_node_bucket partition key: its node
+// bucket in decimal while it is active, "" (no attribute: not in the
+// index) once it has ended. Set with the status key, by the one write
+// every instance change goes through (marshalInstance).
+func nodeBucketKey(in container.Instance) string {
+	b, listed := store.NodeBucket(in)
+	if !listed {
+		return ""
+	}
+	return strconv.Itoa(b)
+}
 
 // undispatchedKey is a pending outbox item's undispatched partition key.
 func undispatchedKey(id string) string { return shardKey(string(container.OutboxPending), shardOf(id)) }

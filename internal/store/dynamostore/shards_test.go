@@ -113,8 +113,9 @@ func TestEveryShardListed(t *testing.T) {
 }
 
 // TestBackfillIndexKeys writes items as the store did before its index keys
-// were sharded (no status_key; undispatched "pending") and checks that the
-// backfill makes them listable again, once.
+// were sharded (no status_key; undispatched "pending") and before the node
+// buckets (no node_bucket), and checks that the backfill makes them
+// listable again (ListActive, ListActiveInBucket, ListUndispatched), once.
 func TestBackfillIndexKeys(t *testing.T) {
 	s, c := newTestStore(t)
 	ctx := context.Background()
@@ -128,7 +129,7 @@ func TestBackfillIndexKeys(t *testing.T) {
 	fresh := mustCreate(t, s, testInstance(container.NewID(), "alice"))
 	// Back to the old layout.
 	for _, u := range []*dynamodb.UpdateItemInput{
-		{TableName: aws.String(s.instances), Key: instanceKey(in.ID), UpdateExpression: aws.String("REMOVE status_key")},
+		{TableName: aws.String(s.instances), Key: instanceKey(in.ID), UpdateExpression: aws.String("REMOVE status_key, node_bucket")},
 		{TableName: aws.String(s.outbox), Key: outboxKey(p.Outbox.ID), UpdateExpression: aws.String("SET undispatched = :p"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV("pending")}},
 	} {
@@ -143,6 +144,14 @@ func TestBackfillIndexKeys(t *testing.T) {
 		}
 		for _, it := range page.Items {
 			active = append(active, it.ID)
+		}
+		b, _ := store.NodeBucket(in)
+		inBucket, err := s.ListActiveInBucket(ctx, b, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(inBucket.Items) != len(page.Items) {
+			t.Fatalf("bucket %d holds %d instances, ListActive %d", b, len(inBucket.Items), len(page.Items))
 		}
 		items, err := s.ListUndispatched(ctx, c.Now().Add(time.Hour), 100)
 		if err != nil {

@@ -39,6 +39,10 @@ const (
 	// "deadline#<shard>" and its deadline (fixed width, UTC) + "#" + id.
 	AttrDeadlineShard = "deadline_shard"
 	AttrDeadlineKey   = "deadline_key"
+	// instances: by_node_bucket partition key (sort key AttrID), sparse:
+	// only an active instance carries it, its node's fleetshard bucket
+	// (store.NodeBucket) in decimal.
+	AttrNodeBucket = "node_bucket"
 
 	// outbox: partition key is AttrID. The undispatched index is sparse: its
 	// partition key attribute exists only while the item is pending, and
@@ -82,6 +86,9 @@ const (
 	IndexByDeadline = "by_deadline"
 	// IndexByWebhook lists a subscription's deliveries (ListDeliveries).
 	IndexByWebhook = "by_webhook"
+	// IndexByNodeBucket lists the active instances of one node bucket
+	// (ListActiveInBucket), so a shard of the reconciler reads its own.
+	IndexByNodeBucket = "by_node_bucket"
 )
 
 // admissionCounter is the counters item holding the create admission count.
@@ -143,11 +150,12 @@ func Tables(prefix string) []TableDef {
 		}
 	}
 
-	instances := table(TableInstances, stringAttrs(AttrID, AttrOwner, AttrStatusKey, AttrDeadlineShard, AttrDeadlineKey), keySchema(AttrID, ""))
+	instances := table(TableInstances, stringAttrs(AttrID, AttrOwner, AttrStatusKey, AttrDeadlineShard, AttrDeadlineKey, AttrNodeBucket), keySchema(AttrID, ""))
 	instances.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{
 		indexAll(IndexByOwner, AttrOwner, AttrID),
 		indexAll(IndexByStatus, AttrStatusKey, AttrID),
 		indexAll(IndexByDeadline, AttrDeadlineShard, AttrDeadlineKey),
+		indexAll(IndexByNodeBucket, AttrNodeBucket, AttrID),
 	}
 
 	outbox := table(TableOutbox, stringAttrs(AttrID, AttrUndispatched, AttrCreatedKey, AttrWebhookID), keySchema(AttrID, ""))

@@ -146,6 +146,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"RetentionDeleteAt", testRetentionDeleteAt},
 		{"RetentionConditional", testRetentionConditional},
 		{"ListDeadlines", testListDeadlines},
+		{"ListActiveInBucket", testListActiveInBucket},
 		{"RestartConditional", testRestartConditional},
 		{"DeletedIDNotReused", testDeletedIDNotReused},
 		{"Webhooks", testWebhooks},
