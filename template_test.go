@@ -228,6 +228,9 @@ func (c *cfnTemplate) condition(name string) bool {
 
 func (c *cfnTemplate) evalCond(v any) bool {
 	c.t.Helper()
+	if name, ok := v.(string); ok { // !Condition name, as goformation reads it
+		return c.condition(name)
+	}
 	m := asMap(v)
 	switch {
 	case m["Fn::Equals"] != nil:
@@ -237,6 +240,13 @@ func (c *cfnTemplate) evalCond(v any) bool {
 		return !c.evalCond(asList(m["Fn::Not"])[0])
 	case m["Condition"] != nil:
 		return c.condition(m["Condition"].(string))
+	case m["Fn::And"] != nil:
+		for _, x := range asList(m["Fn::And"]) {
+			if !c.evalCond(x) {
+				return false
+			}
+		}
+		return true
 	}
 	c.t.Fatalf("cannot evaluate condition %v", v)
 	return false
@@ -536,7 +546,7 @@ func TestTemplateQueuesAndConcurrency(t *testing.T) {
 	if paramOf(c.reservedConcurrency(cw)) != conc {
 		t.Errorf("CreateWorker reserved concurrency %v, want !Ref %s", cw["ReservedConcurrentExecutions"], conc)
 	}
-	if r := c.reservedConcurrency(c.resource("ReconcilerFunction", "AWS::Serverless::Function")); r != 1.0 {
+	if r := c.loopReservedConcurrency(c.resource("ReconcilerFunction", "AWS::Serverless::Function")); r != 1.0 {
 		t.Errorf("reconciler reserved concurrency %v, want 1 (one pass at a time)", r)
 	}
 	m := c.resource("CreateWorkerQueueMapping", "AWS::Lambda::EventSourceMapping")
@@ -580,6 +590,36 @@ func (c *cfnTemplate) reservedConcurrency(fn map[string]any) any {
 	if d := scalar(c.param("UseReservedConcurrency")["Default"]); d != "true" {
 		c.t.Errorf("UseReservedConcurrency defaults to %q, want true", d)
 	}
+	return l[1]
+}
+
+// loopReservedConcurrency is the reconciler's or the watcher's
+// ReservedConcurrentExecutions when UseReservedConcurrency is true and
+// FleetShards is 1; it fails unless the property is
+// !If [ReserveLoopConcurrency, value, !Ref AWS::NoValue] with that
+// condition the And of ReserveConcurrency's test and FleetShards = 1: a
+// fleet of more than one shard runs a shard per invocation at once.
+func (c *cfnTemplate) loopReservedConcurrency(fn map[string]any) any {
+	c.t.Helper()
+	l := asList(asMap(fn["ReservedConcurrentExecutions"])["Fn::If"])
+	if len(l) != 3 || scalar(l[0]) != "ReserveLoopConcurrency" || paramOf(l[2]) != "AWS::NoValue" {
+		c.t.Errorf("ReservedConcurrentExecutions %v: want !If [ReserveLoopConcurrency, value, !Ref AWS::NoValue]", fn["ReservedConcurrentExecutions"])
+		return nil
+	}
+	and := asList(asMap(asMap(c.doc["Conditions"])["ReserveLoopConcurrency"])["Fn::And"])
+	want := [][2]string{{"UseReservedConcurrency", "true"}, {"FleetShards", "1"}}
+	for i, w := range want {
+		var eq []any
+		if i < len(and) {
+			eq = asList(asMap(and[i])["Fn::Equals"])
+		}
+		if len(and) != len(want) || len(eq) != 2 || paramOf(eq[0]) != w[0] || scalar(eq[1]) != w[1] {
+			c.t.Errorf("condition ReserveLoopConcurrency: %v, want !And [UseReservedConcurrency = true, FleetShards = 1]", and)
+			return nil
+		}
+	}
+	// ReserveConcurrency itself, as reservedConcurrency checks it.
+	c.reservedConcurrency(map[string]any{"ReservedConcurrentExecutions": map[string]any{"Fn::If": []any{"ReserveConcurrency", l[1], l[2]}}})
 	return l[1]
 }
 
@@ -790,8 +830,9 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 		acts := actions[f.logicalID]
 		sends := slices.Contains(acts, "sqs:SendMessage")
 		// The notify function re-sends a failed delivery to its own queue
-		// (TestTemplateNotify holds it to that queue).
-		if wantSend := f.kind == "dispatcher" || f.kind == "reconciler" || f.kind == wiring.FunctionNotify; sends != wantSend {
+		// (TestTemplateNotify holds it to that queue); the watcher's tick
+		// sends its shards' messages to its shard queue (TestTemplateFleet).
+		if wantSend := f.kind == "dispatcher" || f.kind == "reconciler" || f.kind == wiring.FunctionNotify || f.kind == "watcher"; sends != wantSend {
 			t.Errorf("%s: sqs:SendMessage = %v, want %v", f.logicalID, sends, wantSend)
 		}
 		if f.kind == "api" && slices.ContainsFunc(acts, func(a string) bool { return strings.HasPrefix(a, "sqs:") }) {

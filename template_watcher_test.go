@@ -33,7 +33,7 @@ func TestTemplateWatcher(t *testing.T) {
 	if period := time.Minute; time.Duration(timeout)*time.Second < period+20*time.Second || time.Duration(timeout)*time.Second >= 2*period {
 		t.Errorf("watcher timeout %vs: want between one period plus 20 s of overlap and two periods (at most two at a time)", timeout)
 	}
-	if r := c.reservedConcurrency(fn); r != 2.0 {
+	if r := c.loopReservedConcurrency(fn); r != 2.0 {
 		t.Errorf("watcher reserved concurrency %v, want 2 (the ending and the beginning invocation)", r)
 	}
 	if fn["MemorySize"] != 128.0 {

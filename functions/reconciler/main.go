@@ -3,7 +3,11 @@
 // scheduled event) it makes one bounded reconcile pass
 // (internal/reconcile) over the DynamoDB store, the Docker hosts and the
 // Kubernetes clusters (whichever are configured), and returns the pass's
-// Report as its result.
+// Report as its result. A fleet of more than one shard
+// (internal/fleetshard; fleet.shards, or one per 100 nodes) is fanned out
+// instead: the tick sends one message per shard to the shard queue
+// (fleet.reconcile_shard_queue_url), which the function consumes too, one
+// shard's pass per record (internal/fleetfanout).
 //
 // Configuration: BERTH_* environment variables (internal/config; the store
 // is always dynamodb, BERTH_STORE_TABLE_PREFIX names the tables), plus a
@@ -18,5 +22,5 @@ package main
 import "github.com/berth-io/berth/internal/lambdamain"
 
 func main() {
-	lambdamain.Run("reconciler", setup, func(fn *function) any { return fn.handleTick })
+	lambdamain.Run("reconciler", setup, func(fn *function) any { return fn.fanout.Handle })
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/fleetfanout"
 	"github.com/berth-io/berth/internal/imagestatus"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
@@ -37,6 +38,9 @@ type function struct {
 	// scale-out) until it succeeds once.
 	refreshImages func(context.Context) error
 	imagesDone    bool
+	// fanout is the Lambda handler: the tick's whole pass or its fan-out to
+	// the shard queue, and the shard queue's records (shardLoop).
+	fanout *fleetfanout.Loop
 	// takeover records this deployment's generation and, when
 	// recover_running_dag_on_start is false, interrupts the groups the last
 	// deployment left running; it runs before the first pass of each
@@ -85,6 +89,7 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, err
 	}
+	fn.fanout = fn.shardLoop(cfg, fleetfanout.QueueAt(e.SQS(), cfg.Fleet.ReconcileShardQueueURL))
 	if fn.takeover, err = wiring.Takeover(cfg, e.Store, fn.m, environ, logger); err != nil {
 		return nil, err
 	}
@@ -97,7 +102,8 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 		clusters = rts.Kubernetes.Clusters()
 	}
 	logger.Info("reconciler function ready", "table_prefix", cfg.Store.TablePrefix, "region", e.AWS.Region,
-		"docker_hosts", hosts, "kubernetes_clusters", clusters, "sweep", sw != nil)
+		"docker_hosts", hosts, "kubernetes_clusters", clusters, "sweep", sw != nil,
+		"shards", fn.fanout.Count(), "shard_queue", cfg.Fleet.ReconcileShardQueueURL)
 	return fn, nil
 }
 

@@ -9,7 +9,10 @@
 // second on AWS too; each invocation also replays the Docker events of the
 // span before it (runtime/docker's WatchSince), so a watcher that died is
 // made up for by the next one. The reconciler stays the repair loop behind
-// it.
+// it. A fleet of more than one shard (internal/fleetshard) is fanned out
+// instead: the tick sends one message per shard to the shard queue
+// (fleet.watch_shard_queue_url), which the function consumes too, one
+// shard's watch per record (internal/fleetfanout).
 //
 // Configuration: as the reconciler's (BERTH_* environment variables, and
 // the config.yml document of docker.hosts and kubernetes.clusters from the
@@ -20,5 +23,5 @@ package main
 import "github.com/berth-io/berth/internal/lambdamain"
 
 func main() {
-	lambdamain.Run("watcher", setup, func(fn *function) any { return fn.handleTick })
+	lambdamain.Run("watcher", setup, func(fn *function) any { return fn.fanout.Handle })
 }

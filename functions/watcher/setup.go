@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/fleetfanout"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
 	"github.com/berth-io/berth/internal/monitor"
@@ -42,11 +43,13 @@ func setup(ctx context.Context, env func(string) (string, bool), environ []strin
 	if err != nil {
 		return nil, err
 	}
+	fn.fanout = fn.shardLoop(e.Config, fleetfanout.QueueAt(e.SQS(), e.Config.Fleet.WatchShardQueueURL))
 	var names []string
 	for _, n := range nodes {
 		names = append(names, n.Kind+"/"+n.Name)
 	}
-	logger.Info("watcher function ready", "table_prefix", e.Config.Store.TablePrefix, "region", e.AWS.Region, "nodes", names)
+	logger.Info("watcher function ready", "table_prefix", e.Config.Store.TablePrefix, "region", e.AWS.Region, "nodes", names,
+		"shards", fn.fanout.Count(), "shard_queue", e.Config.Fleet.WatchShardQueueURL)
 	return fn, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/berth-io/berth/internal/expiry"
+	"github.com/berth-io/berth/internal/fleetfanout"
 	"github.com/berth-io/berth/internal/fleetshard"
 	"github.com/berth-io/berth/internal/manager"
 	"github.com/berth-io/berth/internal/metrics"
@@ -59,6 +60,9 @@ type function struct {
 	store   expiry.Lister
 	log     *slog.Logger
 	metrics *metrics.Emitter
+	// fanout is the Lambda handler: the tick's whole watch or its fan-out
+	// to the shard queue, and the shard queue's records (shardLoop).
+	fanout *fleetfanout.Loop
 	// shard is the part of the fleet the nodes are (forShard); the zero
 	// Shard is all of it.
 	shard fleetshard.Shard

@@ -38,6 +38,9 @@ const (
 	envSecretsSource      = "BERTH_SECRETS_SOURCE"
 	envSecretsSSMPrefix   = "BERTH_SECRETS_SSM_PREFIX"
 	envEventBus           = "BERTH_WEBHOOKS_EVENT_BUS"
+	envFleetShards        = "BERTH_FLEET_SHARDS"
+	envReconcileShardURL  = "BERTH_FLEET_RECONCILE_SHARD_QUEUE_URL"
+	envWatchShardURL      = "BERTH_FLEET_WATCH_SHARD_QUEUE_URL"
 )
 
 // commonEnv is what every function reads the same way.

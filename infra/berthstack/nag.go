@@ -39,11 +39,14 @@ var stackNagSuppressions = []NagSuppression{
 			"(secret_env) at run time, so the workers read that folder, not a fixed list"},
 	{ID: "AwsSolutions-SQS3",
 		Reason: "StreamFailureQueue is itself the outbox stream mapping's on-failure destination, read by the operator " +
-			"(its items stay pending in the outbox table and the reconciler's sweep sends them): a DLQ behind it would hold nothing"},
+			"(its items stay pending in the outbox table and the reconciler's sweep sends them): a DLQ behind it would hold nothing; " +
+			"the loops' shard queues (ReconcileShardQueue, WatchShardQueue) hold messages worth nothing after one period (the " +
+			"next tick's covers the shard, and the function drops an older one): a DLQ would keep only stale ones"},
 	// cdk-nag's Serverless pack.
 	{ID: "Serverless-SQSRedrivePolicy",
 		Reason: "the queues without a redrive policy are the dead-letter queues themselves (create, lifecycle, notify) and " +
-			"StreamFailureQueue, the stream mapping's on-failure destination: each is alarmed and read by the operator"},
+			"StreamFailureQueue, the stream mapping's on-failure destination: each is alarmed and read by the operator; and the " +
+			"loops' shard queues, whose messages are worth nothing after one period (kept two, then gone)"},
 	{ID: "Serverless-LambdaDLQ",
 		Reason: "no function has an asynchronous invocation that a DLQ would keep: the api and logs functions are called " +
 			"synchronously by API Gateway; the workers and notify consume SQS (a failing message goes to its queue's " +
@@ -56,7 +59,8 @@ var stackNagSuppressions = []NagSuppression{
 	{ID: "Serverless-LambdaEventSourceMappingDestination",
 		Reason: "the create, lifecycle and notify mappings read SQS, whose mappings take no on-failure destination: a " +
 			"message that fails MaxAttempts times moves to its queue's dead-letter queue (redrive policy), which is alarmed; " +
-			"the stream mapping has StreamFailureQueue as its destination"},
+			"the stream mapping has StreamFailureQueue as its destination; a shard queue's failed record is retried within " +
+			"its period and then superseded by the next tick's message for its shard"},
 }
 
 // starRoleNagSuppressions are kept on the roles of the functions that need an action with no

@@ -61,6 +61,8 @@ var parityCases = []struct {
 		ParamCreateLogsKmsKey:          "true",
 	}},
 	{name: "no watcher", params: map[string]string{ParamRuntimeWatcher: "false"}},
+	{name: "one shard: the loops reserve", params: map[string]string{ParamFleetShards: "1"}},
+	{name: "8 shards, no watcher", params: map[string]string{ParamFleetShards: "8", ParamRuntimeWatcher: "false"}},
 }
 
 // TestParityWithSAM: the CDK stack and template.yaml (through the SAM transform, as

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/berth-io/berth/internal/config"
+	"github.com/berth-io/berth/internal/fleetshard"
 )
 
 // Props are a deployment's choices: the CDK twin of template.yaml's Parameters, with the same
@@ -75,6 +76,12 @@ type Props struct {
 	// runtimes' events reach the state loop within about a second instead of at the next
 	// reconcile pass. Off, nothing of it is deployed (docs/cost.md). Defaults to true.
 	RuntimeWatcher bool
+	// FleetShards is fleet.shards, the reconciler's and the watcher's: how many shards they
+	// split the fleet into, one invocation each through their shard queues (0..
+	// fleetshard.Buckets; 0 is one per fleetshard.DefaultNodesPerShard nodes). Other than 1,
+	// the two functions reserve no concurrency: a fanned-out tick runs its shards at once.
+	// Defaults to config's (0).
+	FleetShards int
 	// AllowedRuntimes is container.allowed_runtimes, comma-separated; one of
 	// AllowedRuntimesChoices. Defaults to config's.
 	AllowedRuntimes string
@@ -213,6 +220,7 @@ func DefaultProps() Props {
 		OrphanGraceSeconds:           int(c.Container.OrphanGrace.Seconds()),
 		ReconcileSchedule:            DefaultReconcileSchedule,
 		RuntimeWatcher:               true,
+		FleetShards:                  c.Fleet.Shards,
 		AllowedRuntimes:              strings.Join(c.Container.AllowedRuntimes, ","),
 		WorkspaceRoot:                c.Container.WorkspaceRoot,
 		SecretsParameterPath:         DefaultSecretsParameterPath,
@@ -266,6 +274,7 @@ const (
 	ParamOrphanGraceSeconds           = "OrphanGraceSeconds"
 	ParamReconcileSchedule            = "ReconcileScheduleExpression"
 	ParamRuntimeWatcher               = "RuntimeWatcher"
+	ParamFleetShards                  = "FleetShards"
 	ParamAllowedRuntimes              = "AllowedRuntimes"
 	ParamWorkspaceRoot                = "WorkspaceRoot"
 	ParamRuntimeConfigSecretArn       = "RuntimeConfigSecretArn"
@@ -292,7 +301,8 @@ func ParamNames() []string {
 		ParamAllowedRuntimes, ParamWorkspaceRoot, ParamConfigParameterName, ParamConfigVersion, ParamRuntimeConfigSecretArn, ParamEksClusterArns, ParamSecretsParameterPath, ParamEcrRepositoryArns, ParamSubnetIDs,
 		ParamSecurityGroupIDs, ParamDeletionProtection, ParamLogRetentionDays, ParamAlarmTopicARN,
 		ParamUseReservedConcurrency, ParamUserPoolMfa, ParamRuntimeWatcher, ParamUserPoolThreatProtection,
-		ParamEventBusName, ParamLifecycleQueueMaxConcurrency, ParamBackupPlan, ParamBackupRetentionDays, ParamLogsKmsKeyArn, ParamCreateLogsKmsKey}
+		ParamEventBusName, ParamLifecycleQueueMaxConcurrency, ParamBackupPlan, ParamBackupRetentionDays, ParamLogsKmsKeyArn, ParamCreateLogsKmsKey,
+		ParamFleetShards}
 }
 
 var configParameterRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]+$`)
@@ -359,6 +369,7 @@ func LoadProps(lookup Lookup) (Props, error) {
 	integer(ParamOrphanGraceSeconds, &p.OrphanGraceSeconds)
 	str(ParamReconcileSchedule, &p.ReconcileSchedule)
 	boolean(ParamRuntimeWatcher, &p.RuntimeWatcher)
+	integer(ParamFleetShards, &p.FleetShards)
 	str(ParamAllowedRuntimes, &p.AllowedRuntimes)
 	str(ParamWorkspaceRoot, &p.WorkspaceRoot)
 	str(ParamConfigParameterName, &p.ConfigParameterName)
@@ -440,6 +451,9 @@ func (p Props) Validate() error {
 	}
 	if !scheduleRE.MatchString(p.ReconcileSchedule) {
 		bad(ParamReconcileSchedule, "%q is not rate(N unit), cron(...) or at(...)", p.ReconcileSchedule)
+	}
+	if p.FleetShards < 0 || p.FleetShards > fleetshard.Buckets {
+		bad(ParamFleetShards, "%d is outside 0..%d", p.FleetShards, fleetshard.Buckets)
 	}
 	if !slices.Contains(AllowedRuntimesChoices, p.AllowedRuntimes) {
 		bad(ParamAllowedRuntimes, "%q is not one of %q", p.AllowedRuntimes, AllowedRuntimesChoices)

@@ -56,6 +56,11 @@ func TestLoadProps(t *testing.T) {
 		{name: "prefix", in: map[string]string{ParamTablePrefix: "bad prefix/"}, wantErr: "TablePrefix"},
 		{name: "runtimes", in: map[string]string{ParamAllowedRuntimes: "podman"}, wantErr: "AllowedRuntimes"},
 		{name: "topic", in: map[string]string{ParamAlarmTopicARN: "ops"}, wantErr: "AlarmTopicArn"},
+		{name: "fleet shards", in: map[string]string{ParamFleetShards: "12"}, check: func(p Props) bool {
+			return p.FleetShards == 12 && DefaultProps().FleetShards == 0
+		}},
+		{name: "fleet shards past the buckets", in: map[string]string{ParamFleetShards: "1025"}, wantErr: "FleetShards: 1025 is outside 0..1024"},
+		{name: "fleet shards negative", in: map[string]string{ParamFleetShards: "-1"}, wantErr: "FleetShards: -1 is outside 0..1024"},
 		{name: "all errors at once", in: map[string]string{ParamMaxAttempts: "0", ParamStopGracePeriodSeconds: "61"}, wantErr: "StopGracePeriodSeconds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

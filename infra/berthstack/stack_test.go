@@ -85,9 +85,13 @@ func TestNoReservedConcurrency(t *testing.T) {
 			})
 		})
 	}
-	s := synth(t, DefaultProps())
-	if got := num(s.props(t, s.logicalID(t, s.stack.Reconciler.Function))["ReservedConcurrentExecutions"]); got != 1 {
-		t.Errorf("reconciler ReservedConcurrentExecutions = %v by default, want 1", got)
+	// The loops reserve only for a fleet of one shard for sure (fleetshard's default of one
+	// per 100 nodes may fan a tick out to shards that run at once).
+	for shards, want := range map[int]float64{0: 0, 1: 1, 4: 0} {
+		s := synth(t, withProps(func(p *Props) { p.FleetShards = shards }))
+		if got := num(s.props(t, s.logicalID(t, s.stack.Reconciler.Function))["ReservedConcurrentExecutions"]); got != want {
+			t.Errorf("FleetShards %d: reconciler ReservedConcurrentExecutions = %v, want %v", shards, got, want)
+		}
 	}
 }
 
@@ -178,7 +182,8 @@ func consumerOf(t *testing.T, s *synthesized, queueID string) string {
 }
 
 // TestReconcilerSchedule: the schedule invokes the reconciler with the given expression, no
-// retries, one pass at a time, and every reconcile setting the local server passes.
+// retries, one pass at a time (a fleet of one shard), and every reconcile setting the local
+// server passes.
 func TestReconcilerSchedule(t *testing.T) {
 	for _, expr := range []string{DefaultReconcileSchedule, "rate(5 minutes)", "cron(0/2 * * * ? *)"} {
 		t.Run(expr, func(t *testing.T) {
@@ -186,6 +191,7 @@ func TestReconcilerSchedule(t *testing.T) {
 				p.ReconcileSchedule = expr
 				p.OrphanGraceSeconds = 600
 				p.OutboxSweepAfterSeconds = 45
+				p.FleetShards = 1
 			}))
 			fn := s.logicalID(t, s.stack.Reconciler.Function)
 			s.has(t, "AWS::Scheduler::Schedule", map[string]any{

@@ -19,6 +19,7 @@ type Config struct {
 	Secrets    Secrets    `yaml:"secrets"`
 	Webhooks   Webhooks   `yaml:"webhooks"`
 	Quotas     Quotas     `yaml:"quotas"`
+	Fleet      Fleet      `yaml:"fleet"`
 }
 
 // Quotas is the `quotas:` section: what every owner and every team may
@@ -477,6 +478,7 @@ func defaults() *Config {
 		},
 		Webhooks: Webhooks{AllowedNetworks: []string{}, RetryBackoff: DefaultWebhookRetryBackoff,
 			RetryBackoffMax: DefaultWebhookRetryBackoffMax},
+		Fleet: Fleet{Period: DefaultFleetPeriod},
 		Secrets: Secrets{
 			Source:    SecretsNone,
 			EnvPrefix: DefaultSecretEnvPrefix,

@@ -87,6 +87,10 @@ func TestDefaultsArePinned(t *testing.T) {
 		{"queue.backend", c.Queue.Backend, QueueBackend("memory")},
 		{"queue.visibility_timeout", c.Queue.VisibilityTimeout, 30 * time.Second},
 		{"webhooks.retry_backoff", c.Webhooks.RetryBackoff, 2 * time.Second},
+		{"fleet.shards", c.Fleet.Shards, 0},
+		{"fleet.period", c.Fleet.Period, time.Minute},
+		{"fleet.reconcile_shard_queue_url", c.Fleet.ReconcileShardQueueURL, ""},
+		{"fleet.watch_shard_queue_url", c.Fleet.WatchShardQueueURL, ""},
 		{"webhooks.retry_backoff_max", c.Webhooks.RetryBackoffMax, 5 * time.Minute},
 	}
 	for _, tt := range tests {

@@ -88,6 +88,8 @@ var stringValues = map[string]string{
 	"queue.create_queue_url":                     "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-create",
 	"queue.lifecycle_queue_url":                  "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-lifecycle",
 	"queue.notify_queue_url":                     "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-notify",
+	"fleet.reconcile_shard_queue_url":            "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-reconcile-shards",
+	"fleet.watch_shard_queue_url":                "https://sqs.eu-west-1.amazonaws.com/123456789012/berth-watch-shards",
 	"auth.oidc_issuer":                           "https://idp.example.com",
 	"auth.oidc_client_id":                        "console-client",
 }

@@ -96,6 +96,7 @@ func validate(cfg *Config, src *sources) []error {
 	c.queue(&cfg.Queue)
 	c.webhooks(&cfg.Webhooks)
 	c.quotas(&cfg.Quotas)
+	c.fleet(&cfg.Fleet)
 	return c.errs
 }
 

@@ -189,6 +189,27 @@ func TestInvalidValues(t *testing.T) {
 			want: []want{{"queue.notify_queue_url", "BERTH_QUEUE_NOTIFY_QUEUE_URL", "want an SQS queue URL"}},
 		},
 		{
+			name: "fleet shards above the buckets",
+			env:  map[string]string{"BERTH_FLEET_SHARDS": "1025"},
+			want: []want{{"fleet.shards", "BERTH_FLEET_SHARDS", "must be 0 (one shard per 100 nodes) to 1024 (one per node bucket), got 1025"}},
+		},
+		{
+			name: "fleet shards negative, period zero",
+			file: "fleet:\n  shards: -1\n  period: 0s\n",
+			want: []want{{"fleet.shards", "FILE:2", "got -1"}, {"fleet.period", "FILE:3", "must be > 0"}},
+		},
+		{
+			name: "fleet shard queues",
+			env: map[string]string{"BERTH_FLEET_RECONCILE_SHARD_QUEUE_URL": "https://sqs.eu-west-1.amazonaws.com/1/s",
+				"BERTH_FLEET_WATCH_SHARD_QUEUE_URL": "https://sqs.eu-west-1.amazonaws.com/1/s"},
+			want: []want{{"fleet.watch_shard_queue_url", "BERTH_FLEET_WATCH_SHARD_QUEUE_URL", "must differ from"}},
+		},
+		{
+			name: "fleet shard queue not a url",
+			env:  map[string]string{"BERTH_FLEET_RECONCILE_SHARD_QUEUE_URL": "berth-reconcile-shards"},
+			want: []want{{"fleet.reconcile_shard_queue_url", "BERTH_FLEET_RECONCILE_SHARD_QUEUE_URL", "want an SQS queue URL"}},
+		},
+		{
 			name: "queue backend",
 			file: "queue: {backend: kafka, visibility_timeout: 13h}\n",
 			want: []want{

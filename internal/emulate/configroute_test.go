@@ -95,6 +95,9 @@ docker:
     - {host: ghcr.io, username: bot, password: ROUTEPW}
 quotas:
   default: {instances: 40, running: 8, pending: 4, cpus: 6, memory: 12Gi}
+fleet:
+  shards: 3
+  period: 2m
 kubernetes:
   clusters:
     - name: k1
@@ -132,6 +135,9 @@ var (
 var stackOwned = map[string][]string{
 	"BERTH_AUTH_OIDC_ISSUER":    {"ApiFunction"},
 	"BERTH_AUTH_OIDC_CLIENT_ID": {"ApiFunction"},
+	// Each loop's shard queue is the stack's, given to that loop alone.
+	"BERTH_FLEET_RECONCILE_SHARD_QUEUE_URL": {"ReconcilerFunction"},
+	"BERTH_FLEET_WATCH_SHARD_QUEUE_URL":     {"WatcherFunction"},
 }
 
 // TestConfigReachesEveryFunction is the key × function table: one
@@ -201,7 +207,7 @@ func TestConfigReachesEveryFunction(t *testing.T) {
 	}
 	var rows []row
 	// Every scalar key of the sections the deployment configures.
-	for _, sec := range []string{"container", "server", "auth"} {
+	for _, sec := range []string{"container", "server", "auth", "fleet"} {
 		wantVals, defVals := config.EnvValues(want, sec), config.EnvValues(def, sec)
 		for _, name := range mapKeys(wantVals) {
 			if only, owned := stackOwned[name]; owned {

@@ -130,13 +130,15 @@ func LoadStack(template string, cfg *config.Config, opts samtemplate.Options, ov
 }
 
 // configEnv is what the emulator takes from BERTH_CONFIG for the
-// functions, as the environment variables that set it: the container: keys
-// and auth's claim settings (auth.tokens are the front door's own and never
-// reach a function).
+// functions, as the environment variables that set it: the container: keys,
+// auth's claim settings (auth.tokens are the front door's own and never
+// reach a function) and the fleet: keys (fleet.shards is FleetShards).
 func configEnv(cfg *config.Config) map[string]string {
 	out := config.EnvValues(cfg, "container")
-	for k, v := range config.EnvValues(cfg, "auth") {
-		out[k] = v
+	for _, sec := range []string{"auth", "fleet"} {
+		for k, v := range config.EnvValues(cfg, sec) {
+			out[k] = v
+		}
 	}
 	return out
 }

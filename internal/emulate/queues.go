@@ -24,8 +24,11 @@ const queueLongPoll = 2 // seconds
 
 // queuePoller plays an SQS queue → function event source mapping: as many
 // pollers as ScalingConfig.MaximumConcurrency (else the function's
-// concurrency) allows, each holding one of the function's slots while it
-// receives and invokes; batches of up to BatchSize; messages the filter
+// concurrency) allows, each taking one of the function's slots once it has
+// received a batch, for the invocation (as Lambda's pollers, which take no
+// concurrency while they poll: a function that a schedule invokes too, the
+// reconciler's and the watcher's shard queues, still gets its ticks);
+// batches of up to BatchSize; messages the filter
 // drops are deleted; after the invocation the messages are deleted except
 // those reported in batchItemFailures (ReportBatchItemFailures), or none if
 // the function failed, so they come back after the queue's visibility
@@ -55,11 +58,7 @@ func (p *queuePoller) run(ctx context.Context) {
 	for range p.concurrency() {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				if err := p.fn.Acquire(ctx); err != nil {
-					return
-				}
 				p.once(ctx)
-				p.fn.Release()
 			}
 		})
 	}
@@ -131,7 +130,11 @@ func (p *queuePoller) once(ctx context.Context) {
 		p.log.Error("queue mapping: encoding the event", "error", err)
 		return
 	}
+	if err := p.fn.Acquire(ctx); err != nil {
+		return // stopping: the messages come back after their visibility timeout
+	}
 	inv := p.fn.Invoke(ctx, payload)
+	p.fn.Release()
 	if inv.Result != ResultOK {
 		return // every message comes back after its visibility timeout
 	}
