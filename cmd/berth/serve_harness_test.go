@@ -180,7 +180,8 @@ docker:
 		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"
 	}
 	if o.simHosts != nil {
-		cfg = cfg[:strings.Index(cfg, "    - name: local\n")] + simHostsYAML(o.simHosts)
+		before, _, _ := strings.Cut(cfg, "    - name: local\n")
+		cfg = before + simHostsYAML(o.simHosts)
 	}
 	cfg += kubeSection + o.extra
 	if err := os.WriteFile(e.cfgPath, []byte(cfg), 0o600); err != nil {
