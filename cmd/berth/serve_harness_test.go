@@ -107,12 +107,21 @@ type serveOptions struct {
 	// publishing puts the Docker host on a network that publishes ports on
 	// 127.0.0.1 (dockertest.PublishingNetwork), advertised as 127.0.0.1.
 	publishing bool
+	// simHosts, when set, are berth's only Docker hosts (a simulated fleet,
+	// dockersim, for the benchmarks at a platform's size): no real engine
+	// is needed, and the test image is simImage.
+	simHosts []config.DockerHost
 }
+
+// simImage is the image the benchmarks' simulated fleets hold.
+const simImage = "berth.test/sim:1"
 
 func newServeEnv(t testing.TB, o serveOptions) *serveEnv {
 	t.Helper()
-	endpoint := testenv.DockerHost(t)
-	image := testenv.TestImage(t)
+	endpoint, image := "", simImage
+	if o.simHosts == nil {
+		endpoint, image = testenv.DockerHost(t), testenv.TestImage(t)
+	}
 	if o.maxConcurrency == 0 {
 		o.maxConcurrency = 3
 	}
@@ -170,6 +179,10 @@ docker:
 	if o.downHost {
 		cfg += "    - name: gone\n      endpoint: tcp://" + testenv.FreeAddr(t) + "\n      network_mode: none\n"
 	}
+	if o.simHosts != nil {
+		before, _, _ := strings.Cut(cfg, "    - name: local\n")
+		cfg = before + simHostsYAML(o.simHosts)
+	}
 	cfg += kubeSection + o.extra
 	if err := os.WriteFile(e.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -178,8 +191,10 @@ docker:
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The test's own view of the engine is direct, past any proxy.
-	c.Docker.Hosts[0].Endpoint = endpoint
+	if o.simHosts == nil {
+		// The test's own view of the engine is direct, past any proxy.
+		c.Docker.Hosts[0].Endpoint = endpoint
+	}
 	e.engine, err = docker.New(c.Docker, docker.Options{Scope: e.scope})
 	if err != nil {
 		t.Fatal(err)
@@ -214,6 +229,15 @@ docker:
 		}
 	})
 	return e
+}
+
+// simHostsYAML lists simulated hosts as docker.hosts entries.
+func simHostsYAML(hosts []config.DockerHost) string {
+	var b strings.Builder
+	for _, h := range hosts {
+		fmt.Fprintf(&b, "    - {name: %s, endpoint: %q, network_mode: none}\n", h.Name, h.Endpoint)
+	}
+	return b.String()
 }
 
 func authSection(none, teams bool) string {

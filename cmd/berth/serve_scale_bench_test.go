@@ -191,7 +191,18 @@ func BenchmarkServeScale(b *testing.B) {
 
 func measureServe(b *testing.B, n int) *serveAtScale {
 	b.Helper()
-	e := newServeEnv(b, serveOptions{noImageRefresh: true})
+	return measureServeFilled(b, n, serveOptions{noImageRefresh: true}, fsm.Running, func(e *serveEnv, st *boltstore.Store, i int) string {
+		return scaleFill(b, st, scaleOwner(i), e.image)
+	})
+}
+
+// measureServeFilled is measureServe with the server's options and the
+// fill of instance i given; absent is a status no filled instance has (the
+// filtered list's).
+func measureServeFilled(b *testing.B, n int, o serveOptions, absent fsm.Status,
+	fill func(e *serveEnv, st *boltstore.Store, i int) string) *serveAtScale {
+	b.Helper()
+	e := newServeEnv(b, o)
 	path := filepath.Join(e.dir, "data", "berth.db")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		b.Fatal(err)
@@ -203,7 +214,7 @@ func measureServe(b *testing.B, n int) *serveAtScale {
 	var alice []string
 	b.StopTimer()
 	for i := range n {
-		if id := scaleFill(b, st, scaleOwner(i), e.image); scaleOwner(i) == "alice" {
+		if id := fill(e, st, i); scaleOwner(i) == "alice" {
 			alice = append(alice, id)
 		}
 	}
@@ -275,7 +286,7 @@ func measureServe(b *testing.B, n int) *serveAtScale {
 	m.adminList = walk("", adminToken, n/100)
 	m.ownerList = walk("", aliceToken, max(1, n/1000))
 	for range 30 {
-		took, _ := get("/api/containers?limit=100&status=running", adminToken, http.StatusOK)
+		took, _ := get("/api/containers?limit=100&status="+string(absent), adminToken, http.StatusOK)
 		m.statusList = append(m.statusList, took)
 	}
 	rng := rand.New(rand.NewPCG(1, uint64(n)))

@@ -15,9 +15,6 @@ import (
 // before the host drops it (the client reconnects from its last event).
 const subscriberBuffer = 4096
 
-// stampedEvent is one event of a host's log.
-type stampedEvent = events.Message
-
 // subscriber is one open /events stream.
 type subscriber struct {
 	filter filters

@@ -110,9 +110,11 @@ func TestFaults(t *testing.T) {
 			if err := bad.SetFaults(&c.faults); err != nil {
 				t.Fatal(err)
 			}
+			// Started before the deadline is set, so a call that waits for
+			// it takes at least its second.
+			start := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			start := time.Now()
 			err := rt.Ping(ctx)
 			took := time.Since(start)
 			if err != nil {

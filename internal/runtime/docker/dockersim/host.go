@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/moby/moby/api/types/events"
 )
 
 // Host is one simulated Docker engine.
@@ -28,7 +30,7 @@ type Host struct {
 	containers map[string]*simContainer // by id
 	names      map[string]*simContainer // by name (no leading "/")
 	images     map[string]string        // reference → image id
-	log        []stampedEvent           // the last EventLog events, oldest first
+	log        []events.Message         // the last EventLog events, oldest first
 	subs       map[*subscriber]struct{}
 	nextPort   int
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+
 	"github.com/berth-io/berth/internal/runtime"
 	"github.com/berth-io/berth/internal/runtime/docker/dockersim"
 	"github.com/berth-io/berth/internal/testenv"
@@ -137,5 +139,25 @@ func waitStreams(t *testing.T, f *dockersim.Fleet, want int) {
 			t.Fatalf("%d streams open, want %d", f.Streams(), want)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRunFills: a container made by Host.Run is what the API shows, to a
+// runtime of the same scope, as running.
+func TestRunFills(t *testing.T) {
+	t.Parallel()
+	f, rt := newFleet(t, dockersim.Options{Hosts: 2, Images: []string{"sim/app:1"}})
+	inst := instance(0, "0")
+	h := f.Hosts()[1]
+	id, err := h.Run(runtime.ObjectName(inst.ID), container.Config{Image: "sim/app:1", Labels: runtime.Labels(inst, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.Inspect(testenv.Context(t, 10*time.Second), runtime.Ref{InstanceID: inst.ID, Node: h.Name()})
+	if err != nil || st.Phase != runtime.PhaseRunning || st.RuntimeID != id || st.InstanceID != inst.ID {
+		t.Errorf("a container Run made: %+v, %v", st, err)
+	}
+	if _, err := h.Run(runtime.ObjectName(inst.ID), container.Config{Image: "sim/app:1"}); err == nil {
+		t.Error("a second Run of the same name succeeded")
 	}
 }
