@@ -37,7 +37,7 @@ func TestTablesLayout(t *testing.T) {
 	for _, g := range inst.GlobalSecondaryIndexes {
 		gsis = append(gsis, aws.ToString(g.IndexName))
 	}
-	if want := []string{IndexByOwner, IndexByStatus, IndexByDeadline}; !slices.Equal(gsis, want) {
+	if want := []string{IndexByOwner, IndexByStatus, IndexByDeadline, IndexByNodeBucket}; !slices.Equal(gsis, want) {
 		t.Errorf("instances GSIs: %v, want %v", gsis, want)
 	}
 	ob := byName[TableOutbox]
