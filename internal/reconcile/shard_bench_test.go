@@ -32,8 +32,8 @@ import (
 
 // The fleets of BenchmarkReconcileShards (issue #43): 1,000 simulated
 // hosts holding 100 running containers each on bolt, 10 each on DynamoDB
-// Local (whose seeding through the store's transactions, ≈ 40 a second on
-// this shared machine, would take hours at 100,000), in 10 shards of
+// Local (whose seeding through the store's transactions, 10 instances a
+// second on this shared machine, would take hours at 100,000), in 10 shards of
 // ≈ 100 hosts (fleetshard.Count's default for 1,000 nodes).
 // BERTH_BENCH_SHARD_FLEET and BERTH_BENCH_SHARD_FLEET_DYNAMODB
 // ("HOSTSxPER_HOST", e.g. "100x10") change them.

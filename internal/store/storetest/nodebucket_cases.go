@@ -15,7 +15,8 @@ import (
 // testListActiveInBucket: ListActiveInBucket lists an active instance in
 // its node's bucket (store.NodeBucket) and nowhere else: an unplaced one in
 // its kind's "" node's bucket, a legacy one without a runtime kind as
-// Docker's, a Kubernetes one by its cluster; placing it moves it, ending or
+// Docker's, a Kubernetes one by its cluster (runtime_node_name
+// "<cluster>/<node>"); placing it moves it, ending or
 // deleting it removes it; the buckets together hold exactly what ListActive
 // lists; pages (of 1 and of 100) never repeat or skip; a bad bucket or a
 // cursor of another bucket or listing is refused.
@@ -42,7 +43,7 @@ func testListActiveInBucket(t *testing.T, s store.Store, c *Clock) {
 	legacy := create("")
 	a, b := place(create(container.RuntimeDocker), h1), place(create(container.RuntimeDocker), h1)
 	moved := create(container.RuntimeDocker)
-	kube := place(create(container.RuntimeKubernetes), "eks-a")
+	kube := place(create(container.RuntimeKubernetes), "eks-a/node-1") // a scheduled Pod: its cluster's bucket
 	ended := move(t, s, c, place(create(container.RuntimeDocker), h1), fsm.Stopped)
 	gone := place(create(container.RuntimeDocker), h2)
 
