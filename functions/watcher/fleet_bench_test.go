@@ -193,14 +193,14 @@ func watchRound(b *testing.B, fleet *dockersim.Fleet, hanging map[string]bool, m
 		time.Sleep(50 * time.Millisecond)
 	}
 	b.StopTimer()
-	insts := fleetInstances(ctx, b, fleet, hanging, m, st)
+	insts := fleetInstances(b, ctx, fleet, hanging, m, st)
 	ids := make([]string, len(insts))
 	for i, in := range insts {
 		ids[i] = in.ID
 	}
 	tap.expect(ids)
 	b.StartTimer()
-	startAll(ctx, b, rt, insts)
+	startAll(b, ctx, rt, insts)
 	select {
 	case <-tap.all:
 	case <-ctx.Done():
@@ -216,7 +216,7 @@ func watchRound(b *testing.B, fleet *dockersim.Fleet, hanging map[string]bool, m
 
 // fleetInstances makes one running instance per healthy host, placed on it,
 // each to run 2 to 7 s (dockersim.EnvRunFor) so that the exits spread.
-func fleetInstances(ctx context.Context, b *testing.B, fleet *dockersim.Fleet, hanging map[string]bool, m *manager.Manager, st store.Store) []container.Instance {
+func fleetInstances(b *testing.B, ctx context.Context, fleet *dockersim.Fleet, hanging map[string]bool, m *manager.Manager, st store.Store) []container.Instance {
 	b.Helper()
 	var hosts []string
 	for _, h := range fleet.Hosts() {
@@ -246,7 +246,7 @@ func fleetInstances(ctx context.Context, b *testing.B, fleet *dockersim.Fleet, h
 }
 
 // startAll creates and starts each instance's container on its host.
-func startAll(ctx context.Context, b *testing.B, rt runtime.Runtime, insts []container.Instance) {
+func startAll(b *testing.B, ctx context.Context, rt runtime.Runtime, insts []container.Instance) {
 	b.Helper()
 	parallel(b, len(insts), func(i int) error {
 		ref, err := rt.Create(ctx, insts[i])
