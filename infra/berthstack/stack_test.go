@@ -319,8 +319,9 @@ func TestLeastPrivilege(t *testing.T) {
 		pred func(statement) bool
 		want []string
 	}{
-		// The notify function re-sends failed deliveries to its own queue (TestNotify).
-		{"send to a queue", func(st statement) bool { return st.action == "sqs:SendMessage" }, []string{"dispatcher", "notify", "reconciler"}},
+		// The notify function re-sends failed deliveries to its own queue (TestNotify); the
+		// reconciler and the watcher send a tick's shards to their own shard queues (TestShardQueues).
+		{"send to a queue", func(st statement) bool { return st.action == "sqs:SendMessage" }, []string{"dispatcher", "notify", "reconciler", "watcher"}},
 		{"read the runtime secret", func(st statement) bool {
 			return st.action == "secretsmanager:GetSecretValue" && st.resource == `"`+secret+`"`
 		}, []string{"create", "exec", "lifecycle", "logs", "reconciler", "watcher"}},
@@ -333,13 +334,13 @@ func TestLeastPrivilege(t *testing.T) {
 			return st.action == "dynamodb:PutItem" || st.action == "dynamodb:UpdateItem" || st.action == "dynamodb:DeleteItem"
 		}, []string{"api", "create", "dispatcher", "exec", "lifecycle", "notify", "reconciler", "watcher"}},
 		{"any queue action", func(st statement) bool { return strings.HasPrefix(st.action, "sqs:") },
-			[]string{"create", "dispatcher", "lifecycle", "notify", "reconciler"}},
+			[]string{"create", "dispatcher", "lifecycle", "notify", "reconciler", "watcher"}},
 		{"table scans", func(st statement) bool { return st.action == "dynamodb:Scan" }, []string{"api"}},
 		{"read template secrets", func(st statement) bool { return st.action == "ssm:GetParameter" }, []string{"create", "lifecycle"}},
 		{"ECR pull tokens", func(st statement) bool { return st.action == "ecr:GetAuthorizationToken" },
 			[]string{"create", "lifecycle"}},
 		{"read the outbox stream", func(st statement) bool { return st.action == "dynamodb:GetRecords" }, []string{"dispatcher"}},
-		{"consume a queue", func(st statement) bool { return st.action == "sqs:ReceiveMessage" }, []string{"create", "lifecycle", "notify"}},
+		{"consume a queue", func(st statement) bool { return st.action == "sqs:ReceiveMessage" }, []string{"create", "lifecycle", "notify", "reconciler", "watcher"}},
 		{"put events on the bus", func(st statement) bool { return st.action == "events:PutEvents" }, []string{"notify"}},
 	} {
 		if got := holders(tc.pred); !slices.Equal(got, tc.want) {
@@ -647,13 +648,14 @@ func TestEnvNames(t *testing.T) {
 	}
 }
 
-// TestQueuesRefuseInsecureTransport: each of the seven queues' policies denies every SQS action
+// TestQueuesRefuseInsecureTransport: each of the nine queues' policies (the two shard queues with
+// the default FleetShards) denies every SQS action
 // on it to anyone not using TLS (aws:SecureTransport false).
 func TestQueuesRefuseInsecureTransport(t *testing.T) {
 	s := synth(t, DefaultProps())
 	queues := s.ofType("AWS::SQS::Queue")
-	if len(queues) != 7 {
-		t.Fatalf("%d queues, want 7", len(queues))
+	if len(queues) != 9 {
+		t.Fatalf("%d queues, want 9", len(queues))
 	}
 	for id := range queues {
 		s.has(t, "AWS::SQS::QueuePolicy", map[string]any{
