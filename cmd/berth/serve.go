@@ -490,6 +490,45 @@ func (s *server) checkImages(ctx context.Context) {
 	s.mu.Unlock()
 }
 
+// healthPings bounds the Docker hosts health pings at once: all of a large
+// fleet's within health's timeout, without a connection per host at once.
+const healthPings = 64
+
+// pingHosts pings every Docker host, healthPings at a time (one after
+// another, a fleet of 1,000 hosts took seconds and reported the hosts not
+// reached within the timeout as down), and says whether any did not answer.
+func (s *server) pingHosts(ctx context.Context) (map[string]any, bool) {
+	if s.rts.Docker == nil {
+		return map[string]any{}, false
+	}
+	names := s.rts.Docker.Hosts()
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, healthPings)
+	var wg sync.WaitGroup
+	for i, h := range names {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if cli := s.rts.Docker.Client(h); cli == nil {
+				errs[i] = fmt.Errorf("no client for host %q", h)
+			} else {
+				_, errs[i] = cli.Ping(ctx, client.PingOptions{})
+			}
+		})
+	}
+	wg.Wait()
+	hosts, down := make(map[string]any, len(names)), false
+	for i, h := range names {
+		entry := map[string]any{"ok": errs[i] == nil}
+		if errs[i] != nil {
+			down = true
+			entry["error"] = errs[i].Error()
+		}
+		hosts[h] = entry
+	}
+	return hosts, down
+}
+
 // health reports the store, the queues, each Docker host and the
 // Kubernetes clusters. berth is ready while the store answers (the
 // in-process queues always take messages); a Docker host or cluster that
@@ -514,25 +553,8 @@ func (s *server) health(ctx context.Context) (bool, any) {
 	}
 	qs["create_slots_in_use"] = s.slots.InUse()
 	report["queues"] = qs
-	hosts := map[string]any{}
-	var hostNames []string
-	if s.rts.Docker != nil {
-		hostNames = s.rts.Docker.Hosts()
-	}
-	for _, h := range hostNames {
-		var err error
-		if cli := s.rts.Docker.Client(h); cli == nil {
-			err = fmt.Errorf("no client for host %q", h)
-		} else {
-			_, err = cli.Ping(ctx, client.PingOptions{})
-		}
-		entry := map[string]any{"ok": err == nil}
-		if err != nil {
-			degraded = true
-			entry["error"] = err.Error()
-		}
-		hosts[h] = entry
-	}
+	hosts, down := s.pingHosts(ctx)
+	degraded = degraded || down
 	report["docker"] = hosts
 	if s.rts.Kubernetes != nil {
 		entry := map[string]any{"ok": true}
