@@ -289,11 +289,11 @@ type Reconciler struct {
 	log            *slog.Logger
 	metrics        *metrics.Emitter
 
-	mu     sync.Mutex
-	cursor string // where the next pass resumes ListActive after a truncated one
-	// bucketAt is the index in shard.Buckets() of the bucket a shard's
-	// truncated pass stopped in (cursor is then that bucket's).
+	mu sync.Mutex
+	// bucketAt is the index in sources() of the source a truncated pass
+	// stopped in, and cursor where in it the next pass resumes.
 	bucketAt int
+	cursor   string
 }
 
 // New returns a Reconciler.
@@ -472,49 +472,6 @@ func (r *Reconciler) pass(ctx context.Context, log *slog.Logger, rep *Report) er
 		log.WarnContext(ctx, "admission counter repaired", "op", "repair_admission", "before", before, "after", after)
 	}
 	return nil
-}
-
-// listActive pages through the active instances (a shard's: listShard)
-// from where the last truncated pass stopped, up to maxInstances, without
-// duplicates (an instance that changes status during the walk may be
-// listed twice).
-func (r *Reconciler) listActive(ctx context.Context, rep *Report) ([]container.Instance, error) {
-	if !r.shard.IsWhole() {
-		return r.listShard(ctx, rep)
-	}
-	var out []container.Instance
-	seen := make(map[string]bool)
-	cursor := r.cursor
-	for {
-		page, err := r.st.ListActive(ctx, cursor, min(pageSize, r.maxInstances-len(out)))
-		if errors.Is(err, store.ErrInvalidCursor) && cursor != "" {
-			cursor = ""
-			continue
-		}
-		if err != nil {
-			if len(out) > 0 && ctx.Err() != nil {
-				rep.Truncated = true
-				return out, nil
-			}
-			return nil, err
-		}
-		for _, inst := range page.Items {
-			if !seen[inst.ID] {
-				seen[inst.ID] = true
-				out = append(out, inst)
-			}
-		}
-		cursor = page.NextCursor
-		if cursor == "" {
-			r.cursor = ""
-			return out, nil
-		}
-		if len(out) >= r.maxInstances {
-			r.cursor = cursor
-			rep.Truncated = true
-			return out, nil
-		}
-	}
 }
 
 // undispatched returns the instances that have an undispatched outbox item

@@ -8,21 +8,42 @@ import (
 	"github.com/berth-io/berth/internal/store"
 )
 
-// listShard is listActive for a shard's pass: the active instances of the
-// shard's buckets (store.InstanceStore.ListActiveInBucket), bucket by
-// bucket from where the last truncated pass stopped, up to maxInstances. A
-// pass that reaches the last bucket starts the next one at the first, so
-// every bucket is read in turn however often passes are truncated.
-func (r *Reconciler) listShard(ctx context.Context, rep *Report) ([]container.Instance, error) {
+// lister reads one page of active instances from one source.
+type lister func(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error)
+
+// sources are where a pass reads its active instances: the whole store
+// (ListActive) for the whole fleet, else each of the shard's buckets
+// (store.InstanceStore.ListActiveInBucket).
+func (r *Reconciler) sources() []lister {
+	if r.shard.IsWhole() {
+		return []lister{r.st.ListActive}
+	}
 	buckets := r.shard.Buckets()
+	out := make([]lister, len(buckets))
+	for i, b := range buckets {
+		out[i] = func(ctx context.Context, cursor string, limit int) (store.Page[container.Instance], error) {
+			return r.st.ListActiveInBucket(ctx, b, cursor, limit)
+		}
+	}
+	return out
+}
+
+// listActive pages through the pass's sources in turn, from where the last
+// truncated pass stopped, up to maxInstances, without duplicates (an
+// instance that changes status during the walk may be listed twice). A
+// pass that reaches the last source starts the next one at the first, so
+// every bucket of a shard is read in turn however often passes are
+// truncated.
+func (r *Reconciler) listActive(ctx context.Context, rep *Report) ([]container.Instance, error) {
+	sources := r.sources()
 	var out []container.Instance
 	seen := make(map[string]bool)
 	at, cursor := r.bucketAt, r.cursor
-	if at >= len(buckets) {
+	if at >= len(sources) {
 		at, cursor = 0, ""
 	}
-	for visited := 0; visited < len(buckets); {
-		page, err := r.st.ListActiveInBucket(ctx, buckets[at], cursor, min(pageSize, r.maxInstances-len(out)))
+	for visited := 0; visited < len(sources); {
+		page, err := sources[at](ctx, cursor, min(pageSize, r.maxInstances-len(out)))
 		if errors.Is(err, store.ErrInvalidCursor) && cursor != "" {
 			cursor = ""
 			continue
@@ -41,9 +62,9 @@ func (r *Reconciler) listShard(ctx context.Context, rep *Report) ([]container.In
 			}
 		}
 		if cursor = page.NextCursor; cursor == "" {
-			at, visited = (at+1)%len(buckets), visited+1
+			at, visited = (at+1)%len(sources), visited+1
 		}
-		if len(out) >= r.maxInstances && visited < len(buckets) {
+		if len(out) >= r.maxInstances && visited < len(sources) {
 			r.bucketAt, r.cursor = at, cursor
 			rep.Truncated = true
 			return out, nil

@@ -142,12 +142,12 @@ func initBuckets(tx *bolt.Tx) error {
 		}
 	}
 	if backfillDeadlines {
-		if err := indexDeadlines(tx); err != nil {
+		if err := deadlineIndex.build(tx); err != nil {
 			return err
 		}
 	}
 	if backfillNodeBuckets {
-		if err := indexNodeBuckets(tx); err != nil {
+		if err := nodeBucketIndex.build(tx); err != nil {
 			return err
 		}
 	}

@@ -50,10 +50,12 @@ func commit(tx *bolt.Tx, w *store.Write) error {
 // step with a write that takes an instance from prior to next (either nil:
 // created, removed).
 func moveIndexes(tx *bolt.Tx, prior, next *container.Instance) error {
-	if err := moveDeadline(tx, prior, next); err != nil {
-		return err
+	for _, ix := range []instanceIndex{deadlineIndex, nodeBucketIndex} {
+		if err := ix.move(tx, prior, next); err != nil {
+			return err
+		}
 	}
-	return moveNodeBucket(tx, prior, next)
+	return nil
 }
 
 // idFree is ErrAlreadyExists when id is taken. An id whose deleted
