@@ -14,7 +14,7 @@ import (
 // queue (fleet.watch_shard_queue_url), whose records run runShard.
 func (f *function) shardLoop(cfg *config.Config, q fleetfanout.ShardQueue) *fleetfanout.Loop {
 	return &fleetfanout.Loop{
-		Name: "watch", Shards: cfg.Fleet.Shards, Nodes: len(f.nodes), Period: cfg.Fleet.Period, Queue: q,
+		Name: "watch", Shards: cfg.Fleet.Shards, Nodes: fleetfanout.Nodes(cfg), Period: cfg.Fleet.Period, Queue: q,
 		Whole: func(ctx context.Context, t fleetfanout.Tick) (any, error) { return f.handleTick(ctx, tick(t)) },
 		Shard: f.runShard, Logger: f.log,
 	}
