@@ -57,12 +57,20 @@ func TestServePause(t *testing.T) {
 	for name, tpl := range map[string]container.Template{
 		"counter": {Command: []string{"sh", "-c", counterScript},
 			Restart: &container.Restart{Policy: container.RestartAlways, Backoff: "1s"}},
-		"short": {Command: []string{"sh", "-c", "exec sleep 3600"}, Lifetime: &container.Lifetime{Default: "6s"}},
+		"short": {Command: []string{"sh", "-c", "exec sleep 3600"}, Lifetime: &container.Lifetime{Default: "25s"}},
 	} {
 		tpl.Runtime, tpl.Image, tpl.PullPolicy = "docker", e.image, container.PullNever
 		e.must(e.call("PUT", "/api/templates/"+name, adminToken, tpl), http.StatusCreated)
 	}
 	ctx := context.Background()
+	// The short-lived one is paused first and its expiry awaited last: its
+	// lifetime counts from the request, so it must outlast a slow machine's
+	// create and pause (a create took 5.5 s in CI) with the rest of the
+	// test running meanwhile, not in a wait of its own.
+	s := e.create("short")
+	e.waitFor(s.ID, fsm.Running, time.Minute)
+	e.must(e.call("POST", "/api/containers/"+s.ID+"/pause", aliceToken, nil), http.StatusAccepted)
+	e.waitFor(s.ID, fsm.Paused, time.Minute)
 	c := e.create("counter")
 	e.waitFor(c.ID, fsm.Running, time.Minute)
 	e.until("the counter counts", 30*time.Second, func() bool { return lastOf(e.counted(c.ID)) >= 5 })
@@ -134,10 +142,6 @@ func TestServePause(t *testing.T) {
 	}
 
 	// A paused instance's lifetime keeps running: its expiry stops it.
-	s := e.create("short")
-	e.waitFor(s.ID, fsm.Running, time.Minute)
-	e.must(e.call("POST", "/api/containers/"+s.ID+"/pause", aliceToken, nil), http.StatusAccepted)
-	e.waitFor(s.ID, fsm.Paused, time.Minute)
 	e.waitFor(s.ID, fsm.Stopped, time.Minute)
 	if ev := e.expiryEvent(s.ID, aliceToken); ev.From != fsm.Paused {
 		t.Errorf("the expiry acted from %s, want paused: %+v", ev.From, ev)
