@@ -5,6 +5,6 @@
 // the labels that mark berth's objects, the events a runtime reports, and
 // the Resolver that picks a runtime and a node for an instance. It also
 // holds the rules both runtimes share, so they cannot drift apart: the one
-// placement rule (Choose) and which host paths a node admits
+// placement rule (Placer) and which host paths a node admits
 // (HostPathAllowed).
 package runtime

@@ -1,117 +1,41 @@
 package runtime
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
-)
 
-// Load is what one node's listing says for placing an instance: how many of
-// berth's objects hold a place there, and the instance's own object if an
-// earlier attempt already made it.
-type Load[O any] struct {
-	Active   int
-	Existing *O
-	Err      error
-}
+	"github.com/berth-io/berth/internal/container"
+	"github.com/berth-io/berth/internal/fsm"
+)
 
 // Candidate is a node placement may choose: a Docker host or a Kubernetes
 // cluster.
 type Candidate interface {
-	// NodeName names the node in errors and reservations.
+	// NodeName names the node in errors and in the view of loads.
 	NodeName() string
 	// NodeCapacity is how many active objects it takes; 0 is unbounded.
 	NodeCapacity() int
 }
 
-// Choice is Choose's answer: a node, and either the object an earlier
-// attempt already made there or a reservation to release once created.
+// Choice is a placement's answer: a node, and either the object an earlier
+// attempt already made there or the place counted for the object to make,
+// which Release ends once it is made (or not).
 type Choice[N Candidate, O any] struct {
 	Node     N
 	Existing *O
 	Release  func()
 }
 
-// Reservations counts places chosen but not yet created, per node, so that
-// creates placed at the same time do not all take the same free place. The
-// zero value is ready to use.
-type Reservations struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-// Choose is the one placement rule of every runtime. It asks load of every
-// candidate at once, which gives both the load and any object an earlier
-// attempt made for this instance (adopted rather than made twice), then
-// takes the least-loaded node with room and reserves a place there. kind
-// names the nodes in errors ("docker host"). No node answering, or every
-// one full, is ErrUnavailable: a retry may find room.
-//
-// load is called with count false when there is nothing to compare (one
-// candidate, no capacity): it then need only look for this instance's
-// object, which also tells that the node answers, instead of listing every
-// object of the node. Listing costs O(objects) per create, which at
-// thousands of Pods or containers would dominate a create.
-func Choose[N Candidate, O any](ctx context.Context, res *Reservations, instanceID, kind string, cands []N,
-	load func(ctx context.Context, node N, count bool) Load[O]) (Choice[N, O], error) {
-	count := len(cands) != 1 || cands[0].NodeCapacity() > 0
-	loads := make([]Load[O], len(cands))
-	var wg sync.WaitGroup
-	for i, c := range cands {
-		wg.Go(func() { loads[i] = load(ctx, c, count) })
-	}
-	wg.Wait()
-
-	var errs []error
-	for i, l := range loads {
-		if l.Existing != nil {
-			return Choice[N, O]{Node: cands[i], Existing: l.Existing, Release: func() {}}, nil
-		}
-		if l.Err != nil {
-			errs = append(errs, l.Err)
-		}
-	}
-
-	res.mu.Lock()
-	defer res.mu.Unlock()
-	if res.n == nil {
-		res.n = map[string]int{}
-	}
-	best, bestLoad := -1, 0
-	for i, c := range cands {
-		if loads[i].Err != nil {
-			continue
-		}
-		n := loads[i].Active + res.n[c.NodeName()]
-		if capacity := c.NodeCapacity(); capacity > 0 && n >= capacity {
-			continue
-		}
-		if best < 0 || n < bestLoad {
-			best, bestLoad = i, n
-		}
-	}
-	if best < 0 {
-		if len(errs) == len(cands) {
-			return Choice[N, O]{}, NewError(ErrUnavailable, "place", instanceID, "",
-				fmt.Errorf("no matching %s answered: %w", kind, errors.Join(errs...)))
-		}
-		return Choice[N, O]{}, Errorf(ErrUnavailable, "place", instanceID, "",
-			"every matching %s that answered is full (%s)", kind, nodeNames(cands))
-	}
-	name := cands[best].NodeName()
-	res.n[name]++
-	var once sync.Once
-	return Choice[N, O]{Node: cands[best], Release: func() {
-		once.Do(func() {
-			res.mu.Lock()
-			res.n[name]--
-			res.mu.Unlock()
-		})
-	}}, nil
+// MayHaveObject reports whether an earlier attempt may have made inst's
+// object without its node being recorded, so that placing it must first
+// look for that object. A pending instance is a first attempt: a create's
+// claim moves it to creating, recording the node placement chose, before
+// any Create, and nothing moves an instance back to pending. An instance
+// past pending without a node (one claimed before the claim recorded the
+// node, or a caller that does not say: no status) may have one.
+func MayHaveObject(inst container.Instance) bool {
+	return inst.RuntimeNodeName == "" && inst.Status != fsm.Pending
 }
 
 func nodeNames[N Candidate](cs []N) string {

@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/hostpolicy"
@@ -22,7 +25,13 @@ type Node interface {
 // Placer is the placement every runtime shares: the node an instance is
 // pinned to, the nodes it may go to, the least-loaded of them with room,
 // and the adoption of an object an earlier attempt made. A runtime fills
-// in how to name, find and load its nodes; the rules are here, once.
+// in how to name, count and search its nodes; the rules are here, once.
+//
+// Loads come from a view shared by the process's placements (loadView):
+// one listing of every node, reused for ViewTTL, plus what this process
+// placed since. A create lists nothing while the view is fresh, and looks
+// for an earlier attempt's object only when one may exist
+// (MayHaveObject). Safe for concurrent use.
 type Placer[N Node, O any] struct {
 	// Kind names the nodes in errors ("docker host").
 	Kind string
@@ -31,19 +40,34 @@ type Placer[N Node, O any] struct {
 	// Named returns the node a recorded runtime_node_name names, or an
 	// ErrInvalid error when none is configured.
 	Named func(op, instanceID, recorded string) (N, error)
-	// Load is Choose's load: node's active objects (when count) and
-	// instanceID's object, if an earlier attempt made one.
-	Load func(ctx context.Context, node N, instanceID string, count bool) Load[O]
+	// Count is how many of berth's objects (of this runtime's scope) hold
+	// a place on node: its active ones, as of a read that began no earlier
+	// than the call (a view refresh counts on it holding every object
+	// made before). An error means the node did not answer.
+	Count func(ctx context.Context, node N) (int, error)
+	// Find returns instanceID's object on node, nil when it has none; an
+	// error means the node did not answer.
+	Find func(ctx context.Context, node N, instanceID string) (*O, error)
 	// ObjectNode names where an adopted object lives, when that is more
 	// precise than the node (a Pod's cluster/node); nil means the node.
 	ObjectNode func(node N, obj *O) string
+	// ViewTTL is how long one listing of the nodes' loads is reused.
+	// Defaults to DefaultViewTTL.
+	ViewTTL time.Duration
+	// PlaceHold is how long a place Place chose counts while no Create
+	// has taken it up. Defaults to DefaultPlaceHold.
+	PlaceHold time.Duration
+	// Now is the clock of the view. Defaults to time.Now.
+	Now func() time.Time
 
-	reserved Reservations
+	view loadView
 }
 
 // Place is runtime.Runtime.Place: the recorded node when the instance has
-// one (checked to still take it), else the node Choose picks, or the one
-// holding an earlier attempt's object.
+// one (checked to still take it), else the node holding an earlier
+// attempt's object, or the one Choose picks. The place chosen counts in
+// the view until the instance's Create on that node has made its object
+// (ForCreate takes it up).
 func (p *Placer[N, O]) Place(ctx context.Context, inst container.Instance) (string, error) {
 	if inst.RuntimeNodeName != "" {
 		if _, err := p.Pinned(inst); err != nil {
@@ -51,14 +75,19 @@ func (p *Placer[N, O]) Place(ctx context.Context, inst container.Instance) (stri
 		}
 		return inst.RuntimeNodeName, nil
 	}
-	c, err := p.Choose(ctx, inst)
+	c, pl, err := p.choose(ctx, inst)
 	if err != nil {
 		return "", err
 	}
-	c.Release()
-	if c.Existing != nil && p.ObjectNode != nil {
-		return p.ObjectNode(c.Node, c.Existing), nil
+	if c.Existing != nil {
+		if p.ObjectNode != nil {
+			return p.ObjectNode(c.Node, c.Existing), nil
+		}
+		return c.Node.NodeName(), nil
 	}
+	p.view.mu.Lock()
+	p.view.remember(pl)
+	p.view.mu.Unlock()
 	return c.Node.NodeName(), nil
 }
 
@@ -72,7 +101,7 @@ func (p *Placer[N, O]) ForCreate(ctx context.Context, inst container.Instance) (
 		if err != nil {
 			return Choice[N, O]{}, err
 		}
-		return Choice[N, O]{Node: n, Release: func() {}}, nil
+		return Choice[N, O]{Node: n, Release: p.view.take(inst.ID, n.NodeName(), p.now)}, nil
 	}
 	return p.Choose(ctx, inst)
 }
@@ -91,16 +120,110 @@ func (p *Placer[N, O]) Pinned(inst container.Instance) (N, error) {
 	return n, nil
 }
 
-// Choose places an instance that has no node: among its Candidates, by
-// the package's Choose.
+// Choose places an instance that has no node: an earlier attempt's object
+// when one may exist (MayHaveObject) and a candidate holds it, else the
+// least-loaded candidate with room by the view. Release ends the place.
 func (p *Placer[N, O]) Choose(ctx context.Context, inst container.Instance) (Choice[N, O], error) {
+	c, pl, err := p.choose(ctx, inst)
+	if err != nil || c.Existing != nil {
+		return c, err
+	}
+	p.view.mu.Lock()
+	pl.taken = true
+	p.view.mu.Unlock()
+	var once sync.Once
+	c.Release = func() { once.Do(func() { p.view.end(pl, p.now()) }) }
+	return c, nil
+}
+
+// choose is Choose without the Release: the place chosen, or the object
+// adopted (then no place).
+func (p *Placer[N, O]) choose(ctx context.Context, inst container.Instance) (Choice[N, O], *place, error) {
 	cands, err := p.Candidates(inst)
 	if err != nil {
-		return Choice[N, O]{}, err
+		return Choice[N, O]{}, nil, err
 	}
-	return Choose(ctx, &p.reserved, inst.ID, p.Kind, cands, func(ctx context.Context, n N, count bool) Load[O] {
-		return p.Load(ctx, n, inst.ID, count)
-	})
+	var errs []error
+	if MayHaveObject(inst) {
+		var found Choice[N, O]
+		if found, errs = p.find(ctx, cands, inst.ID); found.Existing != nil {
+			return found, nil, nil
+		}
+		if len(errs) == len(cands) {
+			return Choice[N, O]{}, nil, NewError(ErrUnavailable, "place", inst.ID, "",
+				fmt.Errorf("no matching %s answered: %w", p.Kind, errors.Join(errs...)))
+		}
+	}
+	if len(cands) == 1 && cands[0].NodeCapacity() == 0 {
+		// Nothing to compare and no room to check: no listing. A node
+		// that does not answer fails the Create as it would any.
+		p.view.mu.Lock()
+		defer p.view.mu.Unlock()
+		return Choice[N, O]{Node: cands[0], Release: func() {}}, p.view.add(cands[0].NodeName(), inst.ID, p.now()), nil
+	}
+	return p.leastLoaded(ctx, inst.ID, cands)
+}
+
+// find looks for instanceID's object on every candidate at once: the
+// object and its node when one holds it, and the errors of those that did
+// not answer.
+func (p *Placer[N, O]) find(ctx context.Context, cands []N, instanceID string) (Choice[N, O], []error) {
+	objs := make([]*O, len(cands))
+	errs := make([]error, len(cands))
+	var wg sync.WaitGroup
+	for i, c := range cands {
+		wg.Go(func() { objs[i], errs[i] = p.Find(ctx, c, instanceID) })
+	}
+	wg.Wait()
+	var failed []error
+	for i, obj := range objs {
+		if obj != nil {
+			return Choice[N, O]{Node: cands[i], Existing: obj, Release: func() {}}, nil
+		}
+		if errs[i] != nil {
+			failed = append(failed, errs[i])
+		}
+	}
+	return Choice[N, O]{}, failed
+}
+
+// leastLoaded takes the candidate with the fewest active objects by the
+// view, among those that answered its listing and have room, and counts a
+// place there. No candidate answering, or every one full, is
+// ErrUnavailable: a retry may find room.
+func (p *Placer[N, O]) leastLoaded(ctx context.Context, instanceID string, cands []N) (Choice[N, O], *place, error) {
+	l, err := p.lockView(ctx)
+	if err != nil {
+		return Choice[N, O]{}, nil, NewError(ErrUnavailable, "place", instanceID, "",
+			fmt.Errorf("waiting for the loads of the %ss: %w", p.Kind, err))
+	}
+	v := &p.view
+	defer v.mu.Unlock()
+	var errs []error
+	best, bestLoad := -1, 0
+	for i, c := range cands {
+		name := c.NodeName()
+		if err := l.errs[name]; err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n := l.active[name] + v.placed[name]
+		if capacity := c.NodeCapacity(); capacity > 0 && n >= capacity {
+			continue
+		}
+		if best < 0 || n < bestLoad {
+			best, bestLoad = i, n
+		}
+	}
+	if best < 0 {
+		if len(errs) == len(cands) {
+			return Choice[N, O]{}, nil, NewError(ErrUnavailable, "place", instanceID, "",
+				fmt.Errorf("no matching %s answered: %w", p.Kind, errors.Join(errs...)))
+		}
+		return Choice[N, O]{}, nil, Errorf(ErrUnavailable, "place", instanceID, "",
+			"every matching %s that answered is full (%s)", p.Kind, nodeNames(cands))
+	}
+	return Choice[N, O]{Node: cands[best], Release: func() {}}, v.add(cands[best].NodeName(), instanceID, p.now()), nil
 }
 
 // Candidates are the nodes whose labels include every

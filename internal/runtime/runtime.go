@@ -25,7 +25,10 @@ import (
 //     has none; Create on an instance whose RuntimeNodeName is set uses that
 //     node and never another. Create on an instance without a node places it
 //     itself, first adopting an object that an earlier attempt made on any
-//     node the instance may go to. The caller records Ref.Node as the
+//     node the instance may go to, unless the instance is pending: a
+//     caller moves it out of pending (recording the node Place chose)
+//     before its first Create, so a pending instance has no object and
+//     none is looked for (MayHaveObject). The caller records Ref.Node as the
 //     instance's runtime_node_name. A Ref without a node (one never
 //     recorded) is looked up on every node.
 //   - Typed errors. Failures match one of ErrNotFound, ErrConflict,

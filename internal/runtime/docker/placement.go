@@ -27,32 +27,41 @@ func (r *Runtime) newPlacer() *hostPlacer {
 		Named: func(op, instanceID, recorded string) (*host, error) {
 			return r.hostFor(op, runtime.Ref{InstanceID: instanceID, Node: recorded})
 		},
-		Load: r.load,
+		Count: r.count,
+		Find:  r.find,
 	}
 }
 
-// load lists berth's containers (of this scope) on h; without count, only
-// instanceID's (runtime.Choose).
-func (r *Runtime) load(ctx context.Context, h *host, instanceID string, count bool) runtime.Load[container.Summary] {
-	f := r.filters()
-	if !count {
-		f.Add("label", runtime.LabelInstanceID+"="+instanceID)
+// count is how many of berth's containers (of this scope) are active on h:
+// one listing of them.
+func (r *Runtime) count(ctx context.Context, h *host) (int, error) {
+	res, err := h.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: r.filters()})
+	if err != nil {
+		return 0, classify(err, "list", "", h.cfg.Name)
 	}
+	n := 0
+	for _, c := range res.Items {
+		if phaseOf(string(c.State)).Active() {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// find is instanceID's container on h, nil when it has none: a listing
+// filtered to the instance's label.
+func (r *Runtime) find(ctx context.Context, h *host, instanceID string) (*container.Summary, error) {
+	f := r.filters().Add("label", runtime.LabelInstanceID+"="+instanceID)
 	res, err := h.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
-		return runtime.Load[container.Summary]{Err: classify(err, "list", "", h.cfg.Name)}
+		return nil, classify(err, "list", instanceID, h.cfg.Name)
 	}
-	var l runtime.Load[container.Summary]
 	for i := range res.Items {
-		c := &res.Items[i]
-		if runtime.Owns(c.Labels, instanceID, r.scope) {
-			l.Existing = c
-		}
-		if phaseOf(string(c.State)).Active() {
-			l.Active++
+		if runtime.Owns(res.Items[i].Labels, instanceID, r.scope) {
+			return &res.Items[i], nil
 		}
 	}
-	return l
+	return nil, nil
 }
 
 // filters select berth's containers of this runtime's scope.

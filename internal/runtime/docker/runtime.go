@@ -40,9 +40,10 @@ type Runtime struct {
 	log    *slog.Logger
 	auth   *registryAuth
 
-	// placer places instances on hosts; its reservations keep concurrent
-	// creates in this process from all picking the same least-loaded host
-	// or overfilling it.
+	// placer places instances on hosts; its view of their loads counts
+	// what this process placed since it last listed them, which keeps
+	// concurrent creates from all picking the same least-loaded host or
+	// overfilling it.
 	placer *hostPlacer
 }
 

@@ -24,48 +24,55 @@ func (r *Runtime) newPlacer() *clusterPlacer {
 		Kind:       "kubernetes cluster",
 		Nodes:      r.clusters,
 		Named:      r.clusterFor,
-		Load:       r.load,
+		Count:      r.count,
+		Find:       r.find,
 		ObjectNode: nodeName,
 	}
 }
 
-// load counts berth's active Pods (of this scope) in cl and finds inst's;
-// without count, it looks up inst's Pod only (runtime.Choose).
+// count is how many of berth's Pods (of this scope) in cl are active: not
+// ended, not being deleted.
 //
-// A count lists the cluster consistently: it must include the Pod a create
-// made just before (its reservation is released once Create returns), or
-// a cluster at its capacity would take one more. A watch-fed copy, the
+// It lists the cluster consistently (no resourceVersion): the placement
+// view counts on a listing holding every Pod made before it began, or a
+// cluster at its capacity would take one more. A watch-fed copy, the
 // informer's or the API server's watch cache, may not have it yet.
-//
-// A lookup of inst's Pod alone reads the informer's copy while a Watch of
-// the cluster runs and it is usable (no API call: the create's path on one
-// cluster without capacity); otherwise it lists, which also finds out a
-// cluster that does not answer. A copy that lags only misses an earlier
-// attempt's Pod, which the create's POST then finds by its name.
-func (r *Runtime) load(ctx context.Context, cl *cluster, instanceID string, count bool) runtime.Load[corev1.Pod] {
-	only := ""
-	if !count {
-		only = instanceID
-	}
-	var pods []corev1.Pod
-	var err error
-	if pc := cl.pods.Load(); !count && pc != nil && pc.usable() {
-		pods = pc.pods(only)
-	} else {
-		pods, err = r.listPods(ctx, cl, only, count)
-	}
+func (r *Runtime) count(ctx context.Context, cl *cluster) (int, error) {
+	pods, err := r.listPods(ctx, cl, "", true)
 	if err != nil {
-		return runtime.Load[corev1.Pod]{Err: err}
+		return 0, err
 	}
-	var l runtime.Load[corev1.Pod]
+	n := 0
 	for i := range pods {
-		p := &pods[i]
-		if runtime.Owns(p.Labels, instanceID, r.scope) && p.DeletionTimestamp == nil {
-			l.Existing = p
-		}
-		if p.DeletionTimestamp == nil && !ended(p) {
-			l.Active++
+		if pods[i].DeletionTimestamp == nil && !ended(&pods[i]) {
+			n++
 		}
 	}
-	return l
+	return n, nil
+}
+
+// find is instanceID's Pod in cl (not one being deleted), nil when there
+// is none.
+//
+// It reads the informer's copy while a Watch of the cluster runs and it is
+// usable (no API call); otherwise it lists the instance's Pods, which also
+// finds out a cluster that does not answer. A copy that lags only misses
+// an earlier attempt's Pod, which the create's POST then finds by its
+// name.
+func (r *Runtime) find(ctx context.Context, cl *cluster, instanceID string) (*corev1.Pod, error) {
+	var pods []corev1.Pod
+	if pc := cl.pods.Load(); pc != nil && pc.usable() {
+		pods = pc.pods(instanceID)
+	} else {
+		var err error
+		if pods, err = r.listPods(ctx, cl, instanceID, false); err != nil {
+			return nil, err
+		}
+	}
+	for i := range pods {
+		if runtime.Owns(pods[i].Labels, instanceID, r.scope) && pods[i].DeletionTimestamp == nil {
+			return &pods[i], nil
+		}
+	}
+	return nil, nil
 }

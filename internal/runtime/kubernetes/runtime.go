@@ -50,8 +50,9 @@ type Runtime struct {
 	log      *slog.Logger
 	pull     *pullSecret
 
-	// placer places instances on clusters; its reservations keep
-	// concurrent creates from all picking the same cluster.
+	// placer places instances on clusters; its view of their loads
+	// counts what this process placed since it last listed them, which
+	// keeps concurrent creates from all picking the same cluster.
 	placer *clusterPlacer
 }
 
