@@ -2,7 +2,6 @@ package dynamostore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -72,16 +71,18 @@ func (s *Store) ImportInstances(ctx context.Context, instances []container.Insta
 	defer cancel()
 	batches := make(chan []types.WriteRequest)
 	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
+		mu    sync.Mutex
+		first error // the others' errors after it are its consequence
+		wg    sync.WaitGroup
 	)
 	for range workers {
 		wg.Go(func() {
 			for b := range batches {
 				if err := s.writeBatch(ctx, op, b); err != nil {
 					mu.Lock()
-					errs = append(errs, err)
+					if first == nil {
+						first = err
+					}
 					mu.Unlock()
 					cancel() // the other batches stop at their next request
 				}
@@ -100,10 +101,10 @@ feed:
 	}
 	close(batches)
 	wg.Wait()
-	if len(errs) == 0 && ctx.Err() != nil {
+	if first == nil && ctx.Err() != nil {
 		return fmt.Errorf("dynamostore: %s %s: %w", op, s.instances, ctx.Err())
 	}
-	return errors.Join(errs...)
+	return first
 }
 
 // importable checks that ImportInstances can load in without writing

@@ -186,3 +186,36 @@ func TestImportInstancesRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestImportInstancesFails: a batch DynamoDB rejects (an item over its
+// 400 KB limit) and a cancelled context end the import with an error.
+func TestImportInstancesFails(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestStore(t)
+	many := make([]container.Instance, 4*maxBatchWrite)
+	for i := range many {
+		in := testInstance(fmt.Sprintf("f%03d", i), "alice")
+		in.Status, in.Version, in.EventSeq, in.RuntimeNodeName = fsm.Running, 3, 3, "host-0"
+		many[i] = in
+	}
+	huge := slices.Clone(many)
+	huge[len(huge)-1].Labels = map[string]string{"big": strings.Repeat("x", 500<<10)}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		ins  []container.Instance
+		want error
+	}{
+		{"an item over 400 KB", context.Background(), huge, nil},
+		{"cancelled", cancelled, many, context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.ImportInstances(tc.ctx, tc.ins, ImportOptions{Concurrency: 2})
+			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Errorf("ImportInstances = %v, want an error (%v)", err, tc.want)
+			}
+		})
+	}
+}
