@@ -215,7 +215,7 @@ func seedRunning(b *testing.B, st store.Store, view *hostView, seeded map[string
 
 func seedOne(ctx context.Context, st store.Store, id, host string) error {
 	now := time.Now().UTC()
-	spec := container.Spec{Runtime: container.RuntimeDocker, Image: "berth-test/busybox:1", Command: []string{"sleep", "3600"}}
+	spec := seedSpec
 	ob := container.NewID()
 	inst, err := st.CreateInstance(ctx, store.CreateParams{
 		Instance: container.Instance{ID: id, Name: id, Owner: "alice", Template: "sleeper", Runtime: container.RuntimeDocker,
@@ -245,6 +245,18 @@ func seedOne(ctx context.Context, st store.Store, id, host string) error {
 	}
 	return nil
 }
+
+// seededInstance is the instance seedOne leaves behind, as an import
+// loads it: running on host since now, after its create and two
+// transitions (version and event_seq 3), counted in no quota or usage.
+func seededInstance(id, host string, now time.Time) container.Instance {
+	return container.Instance{ID: id, Name: id, Owner: "alice", Template: "sleeper", Runtime: container.RuntimeDocker,
+		Image: seedSpec.Image, Status: fsm.Running, Version: 3, EventSeq: 3, Spec: seedSpec, RuntimeNodeName: host,
+		CreatedAt: now, UpdatedAt: now, StartedAt: &now}
+}
+
+// seedSpec is the spec of every seeded instance.
+var seedSpec = container.Spec{Runtime: container.RuntimeDocker, Image: "berth-test/busybox:1", Command: []string{"sleep", "3600"}}
 
 // virtualID is the instance a real container stands for under one host name.
 func virtualID(real, host string) string { return real + "." + host }
