@@ -81,7 +81,14 @@ func BenchmarkReconcileShards(b *testing.B) {
 		cfg, placed := simFleet(b, func() (int, int) { return fleetSize(b, "BERTH_BENCH_SHARD_FLEET_DYNAMODB", shardFleetDynamoDB) })
 		meter := &readMeter{}
 		base := teststores.DynamoClient(b)
-		client := dynamodb.New(base.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, meter.install) })
+		// More attempts than the tests' client: at 100,000 items DynamoDB Local
+		// now and then drops a connection mid-answer under the passes' load
+		// ("deserialization failed … use of closed network connection"),
+		// which the SDK retries; a run must not end on one.
+		client := dynamodb.New(base.Options(), func(o *dynamodb.Options) {
+			o.APIOptions = append(o.APIOptions, meter.install)
+			o.RetryMaxAttempts = 10
+		})
 		prefix := fmt.Sprintf("rshard%d-", time.Now().UnixNano()%1e9)
 		ctx := context.Background()
 		if err := dynamostore.EnsureTables(ctx, client, prefix, dynamostore.WithoutTTL()); err != nil {
