@@ -163,6 +163,7 @@ func TestPlacementView(t *testing.T) {
 		made     bool
 		want     string // "" expects ErrUnavailable
 		listings int    // listings of every node so far
+		finds    int    // lookups of an instance's object so far
 	}
 	ttl, hold := runtime.DefaultViewTTL, runtime.DefaultPlaceHold
 	cases := []struct {
@@ -204,8 +205,9 @@ func TestPlacementView(t *testing.T) {
 			{want: "a", listings: 1}, {want: "", listings: 1}, {advance: ttl, want: "", listings: 2},
 			{advance: hold, want: "a", listings: 3},
 		}},
-		{name: "one node without capacity is not listed", nodes: []string{"a"}, steps: []step{
-			{want: "a"}, {advance: ttl, want: "a"}, {down: "a", want: "a"},
+		{name: "one node without capacity is not listed, only asked", nodes: []string{"a"}, steps: []step{
+			{want: "a", finds: 1}, {advance: ttl, want: "a", finds: 2}, {down: "a", want: "", finds: 3},
+			{up: "a", want: "a", finds: 4},
 		}},
 	}
 	for _, c := range cases {
@@ -232,9 +234,9 @@ func TestPlacementView(t *testing.T) {
 				case s.want != "" && (err != nil || got != s.want):
 					t.Fatalf("step %d: placed on %q (%v), want %s", i, got, err, s.want)
 				}
-				if counts, finds := f.calls(); counts != s.listings*len(c.nodes) || finds != 0 {
-					t.Fatalf("step %d: %d counts, %d finds; want %d listings of %d nodes and no find", i, counts, finds,
-						s.listings, len(c.nodes))
+				if counts, finds := f.calls(); counts != s.listings*len(c.nodes) || finds != s.finds {
+					t.Fatalf("step %d: %d counts, %d finds; want %d listings of %d nodes and %d finds", i, counts, finds,
+						s.listings, len(c.nodes), s.finds)
 				}
 				if s.made {
 					if err := createOn(p, f, inst, got); err != nil {

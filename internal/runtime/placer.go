@@ -150,13 +150,21 @@ func (p *Placer[N, O]) choose(ctx context.Context, inst container.Instance) (Cho
 			return found, nil, nil
 		}
 		if len(errs) == len(cands) {
-			return Choice[N, O]{}, nil, NewError(ErrUnavailable, "place", inst.ID, "",
-				fmt.Errorf("no matching %s answered: %w", p.Kind, errors.Join(errs...)))
+			return Choice[N, O]{}, nil, p.noneAnswered(inst.ID, errs)
 		}
 	}
 	if len(cands) == 1 && cands[0].NodeCapacity() == 0 {
-		// Nothing to compare and no room to check: no listing. A node
-		// that does not answer fails the Create as it would any.
+		// Nothing to compare and no room to check: no listing. One
+		// lookup of the instance's object (made above when one may
+		// exist) tells that the node answers, so that an instance whose
+		// only node is down stays pending, as it does when every one of
+		// several is down, rather than being claimed for a node that
+		// cannot make it.
+		if !MayHaveObject(inst) {
+			if _, err := p.Find(ctx, cands[0], inst.ID); err != nil {
+				return Choice[N, O]{}, nil, p.noneAnswered(inst.ID, []error{err})
+			}
+		}
 		p.view.mu.Lock()
 		defer p.view.mu.Unlock()
 		return Choice[N, O]{Node: cands[0], Release: func() {}}, p.view.add(cands[0].NodeName(), inst.ID, p.now()), nil
@@ -217,8 +225,7 @@ func (p *Placer[N, O]) leastLoaded(ctx context.Context, instanceID string, cands
 	}
 	if best < 0 {
 		if len(errs) == len(cands) {
-			return Choice[N, O]{}, nil, NewError(ErrUnavailable, "place", instanceID, "",
-				fmt.Errorf("no matching %s answered: %w", p.Kind, errors.Join(errs...)))
+			return Choice[N, O]{}, nil, p.noneAnswered(instanceID, errs)
 		}
 		return Choice[N, O]{}, nil, Errorf(ErrUnavailable, "place", instanceID, "",
 			"every matching %s that answered is full (%s)", p.Kind, nodeNames(cands))
@@ -255,4 +262,11 @@ func (p *Placer[N, O]) Candidates(inst container.Instance) ([]N, error) {
 		return nil, NewError(ErrInvalid, "place", inst.ID, "", firstErr)
 	}
 	return out, nil
+}
+
+// noneAnswered is placement's answer when no candidate answered: errs,
+// one per candidate, as ErrUnavailable (a retry may find one up).
+func (p *Placer[N, O]) noneAnswered(instanceID string, errs []error) error {
+	return NewError(ErrUnavailable, "place", instanceID, "",
+		fmt.Errorf("no matching %s answered: %w", p.Kind, errors.Join(errs...)))
 }
