@@ -145,7 +145,7 @@ func createOn(p *runtime.Placer[node, string], f *fleet, inst container.Instance
 	inst.Status, inst.RuntimeNodeName = fsm.Creating, node
 	c, err := p.ForCreate(context.Background(), inst)
 	if err != nil || c.Node.name != node || c.Existing != nil {
-		return fmt.Errorf("create pinned to %s: %v, %v", node, c.Node, err)
+		return fmt.Errorf("create pinned to %s: %v, %w", node, c.Node, err)
 	}
 	f.make(inst.ID, node)
 	c.Release()
