@@ -3,10 +3,10 @@ package dynamostore
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/berth-io/berth/internal/container"
 	"github.com/berth-io/berth/internal/store"
@@ -67,44 +67,22 @@ func (s *Store) ImportInstances(ctx context.Context, instances []container.Insta
 	if workers <= 0 {
 		workers = DefaultImportConcurrency
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	batches := make(chan []types.WriteRequest)
-	var (
-		mu    sync.Mutex
-		first error // the others' errors after it are its consequence
-		wg    sync.WaitGroup
-	)
-	for range workers {
-		wg.Go(func() {
-			for b := range batches {
-				if err := s.writeBatch(ctx, op, b); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					cancel() // the other batches stop at their next request
-				}
-			}
-		})
+	// The first failure cancels the rest: the other batches stop at their
+	// next request, and it is the error returned.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for len(items) > 0 && gctx.Err() == nil {
+		batch := items[:min(len(items), maxBatchWrite)]
+		items = items[len(batch):]
+		g.Go(func() error { return s.writeBatch(gctx, op, batch) })
 	}
-feed:
-	for len(items) > 0 {
-		n := min(len(items), maxBatchWrite)
-		select {
-		case batches <- items[:n]:
-			items = items[n:]
-		case <-ctx.Done():
-			break feed
-		}
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	close(batches)
-	wg.Wait()
-	if first == nil && ctx.Err() != nil {
-		return fmt.Errorf("dynamostore: %s %s: %w", op, s.instances, ctx.Err())
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("dynamostore: %s %s: %w", op, s.instances, err)
 	}
-	return first
+	return nil
 }
 
 // importable checks that ImportInstances can load in without writing
