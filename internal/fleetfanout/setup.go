@@ -5,9 +5,14 @@ import (
 	"github.com/berth-io/berth/internal/queue/sqsqueue"
 )
 
-// Nodes is how many nodes cfg configures (Docker hosts and Kubernetes
-// clusters): what the default shard count is sized on.
-func Nodes(cfg *config.Config) int { return len(cfg.Docker.Hosts) + len(cfg.Kubernetes.Clusters) }
+// FromConfig is the Loop named name over cfg's fleet: its shard count
+// from fleet.shards and the nodes cfg configures (Docker hosts and
+// Kubernetes clusters: what the default count is sized on), fleet.period,
+// and q as its shard queue. The caller sets Whole, Shard and Logger.
+func FromConfig(cfg *config.Config, name string, q ShardQueue) *Loop {
+	return &Loop{Name: name, Shards: cfg.Fleet.Shards, Nodes: len(cfg.Docker.Hosts) + len(cfg.Kubernetes.Clusters),
+		Period: cfg.Fleet.Period, Queue: q}
+}
 
 // QueueAt is the shard queue at url on api; nil (no fan-out) when url is
 // empty.
