@@ -121,6 +121,17 @@ func scaleOwner(i int) string {
 	return "user-" + strconv.Itoa(i%10)
 }
 
+// measureSizes runs measure at small, then at large, b.N times (the
+// baseline and the size it is compared with, in the same run), and returns
+// the last run of each.
+func measureSizes(b *testing.B, small, large int, measure func(*testing.B, int) *serveAtScale) (s, l *serveAtScale) {
+	for i := 0; i < b.N; i++ {
+		s, l = measure(b, small), measure(b, large)
+	}
+	b.StopTimer()
+	return s, l
+}
+
 // serveAtScale is one `berth serve` on a store filled with n finished
 // instances, and the figures measured on it.
 type serveAtScale struct {
@@ -152,14 +163,7 @@ type serveAtScale struct {
 // the hourly purge would find it).
 func BenchmarkServeScale(b *testing.B) {
 	const large, small = 10_000, 1_000
-	var runs []*serveAtScale
-	for i := 0; i < b.N; i++ {
-		for _, n := range []int{small, large} {
-			runs = append(runs, measureServe(b, n))
-		}
-	}
-	b.StopTimer()
-	s, l := runs[len(runs)-2], runs[len(runs)-1]
+	s, l := measureSizes(b, small, large, measureServe)
 	report := func(name string, small, large []time.Duration) {
 		b.ReportMetric(ms(percentile(large, 50)), name+"-p50-ms")
 		b.ReportMetric(ms(percentile(large, 99)), name+"-p99-ms")

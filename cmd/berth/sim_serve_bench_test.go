@@ -32,14 +32,7 @@ const (
 // run; it reports measureServe's figures for both: start-up until /readyz
 // (median of 5), RSS, and p50/p99 of the API's list pages and get.
 func BenchmarkSimServeScale(b *testing.B) {
-	var runs []*serveAtScale
-	for i := 0; i < b.N; i++ {
-		for _, n := range []int{platformBaseline, platformInstances} {
-			runs = append(runs, measureSimServe(b, n))
-		}
-	}
-	b.StopTimer()
-	s, l := runs[len(runs)-2], runs[len(runs)-1]
+	s, l := measureSizes(b, platformBaseline, platformInstances, measureSimServe)
 	b.ReportMetric(ms(median(l.startups)), "startup-100k-ms")
 	b.ReportMetric(ms(median(s.startups)), "startup-10k-ms")
 	b.ReportMetric(float64(median(l.startups))/float64(median(s.startups)), "startup-100k/10k")
