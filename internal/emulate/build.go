@@ -275,19 +275,31 @@ func buildFlags() (args, env []string) {
 }
 
 // keptPath is where pkg's bootstrap is kept between runs ("" without
-// keeping): by the package's place in its module (modulePlace), tags,
-// architecture and build flags.
+// keeping): by keptPlace, tags, architecture and build flags.
 func (b *Builder) keptPath(pkg Package) string {
 	if b.kept == "" {
 		return ""
 	}
 	args, _ := buildFlags()
-	sum := sha256.Sum256([]byte(modulePlace(pkg.Dir) + "\x00" + pkg.Tags + "\x00" + runtime.GOARCH + "\x00" + strings.Join(args, " ")))
+	sum := sha256.Sum256([]byte(keptPlace(pkg.Dir, raceDetector) + "\x00" + pkg.Tags + "\x00" + runtime.GOARCH + "\x00" + strings.Join(args, " ")))
 	dir := filepath.Join(b.kept, filepath.Base(pkg.Dir)+"-"+hex.EncodeToString(sum[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ""
 	}
 	return filepath.Join(dir, "bootstrap")
+}
+
+// keptPlace names the package in dir for keeping its bootstrap: its place
+// in its module (modulePlace) for a trimmed build, which any checkout of
+// the tree links alike; the directory itself for a race build, which is
+// untrimmed and so links again in another checkout: two checkouts tested
+// in turn (a worktree beside the main one) would otherwise replace each
+// other's bootstraps, and each run would link every function again.
+func keptPlace(dir string, race bool) string {
+	if race {
+		return dir
+	}
+	return modulePlace(dir)
 }
 
 // modulePlace names the package in dir by its module's path and its

@@ -153,6 +153,13 @@ func TestModulePlace(t *testing.T) {
 	if got := modulePlace(a); got != "example.com/berth/." {
 		t.Errorf("modulePlace of the module's root: %q", got)
 	}
+	wa, wb := filepath.Join(a, "functions", "worker"), filepath.Join(b, "functions", "worker")
+	if keptPlace(wa, false) != keptPlace(wb, false) {
+		t.Errorf("trimmed builds of two checkouts are kept apart: %q, %q", keptPlace(wa, false), keptPlace(wb, false))
+	}
+	if keptPlace(wa, true) == keptPlace(wb, true) {
+		t.Errorf("race builds of two checkouts are kept as one: %q", keptPlace(wa, true))
+	}
 }
 
 // sleeperPackage is testdata/sleeper as a function package; tests that
