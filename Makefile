@@ -30,10 +30,10 @@ PKGS ?= ./...
 SLOW_PKGS := ./internal/emulate ./cmd/berth ./internal/worker ./internal/reconcile ./internal/runtime/docker \
 	./internal/store/dynamostore ./functions/worker
 TEST_PKGS = $(if $(filter ./...,$(PKGS)),$(SLOW_PKGS) $(PKGS),$(PKGS))
-# Packages tested at once; defaults to 2 (GOMAXPROCS here). The suite waits on engines, clusters and
-# timers more than it computes (12 of 28 core-minutes busy at 2 on 2 cores), and TEST_P=3 took a warm,
-# quiet run from 854 to 731 s; but at 3 the chaos runs' webhook lag bounds (TestServeChaos 20 s) failed
-# once in two quiet runs, so 2 stays the default until they hold there (docs/performance.md, The test suite).
+# Packages tested at once; defaults to 2 (GOMAXPROCS here). On 2 cores the suite is CPU-bound (both
+# cores 90% busy over a warm run, the engines' and DynamoDB Local's work included), so more at once
+# moves little, and at 3 the chaos runs' webhook lag bounds (TestServeChaos 20 s) failed once in two
+# quiet runs (docs/performance.md, The test suite).
 TEST_P ?= 2
 # Extra flags for `go test`, e.g. GOTESTFLAGS='-run TestX -v'.
 GOTESTFLAGS ?=
@@ -42,6 +42,10 @@ GOTESTFLAGS ?=
 # sleep at the exit of every test binary is switched off.
 RACE ?= $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && [ "$$($(GO) env CGO_ENABLED)" = 1 ] && echo -race)
 export GORACE ?= atexit_sleep_ms=0
+# go test links every package's test binary again on each run; without DWARF (-w; stack traces keep
+# their files and lines) a link takes a quarter less CPU (cmd/berth's, race: 6.6 → 4.9 CPU-s), and the
+# suite is CPU-bound on 2 cores (docs/performance.md, The test suite). `make test TEST_LDFLAGS=` keeps it.
+TEST_LDFLAGS ?= -ldflags=-w
 # Each package's bound, its builds included (internal/emulate builds the stack's functions before its tests):
 # no test bounds a build tighter than this, and a warm package takes minutes, so it is wide enough for a
 # cold build on a slow machine while a hang still fails within CI's time.
@@ -96,7 +100,7 @@ endef
 $(foreach f,$(SAM_FUNCTIONS),$(eval $(call sam_build_target,$(word 1,$(subst :, ,$(f))),$(word 2,$(subst :, ,$(f))))))
 
 test:
-	$(SERVICES) $(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(RACE) $(GOTESTFLAGS) $(TEST_PKGS)
+	$(SERVICES) $(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(RACE) $(TEST_LDFLAGS) $(GOTESTFLAGS) $(TEST_PKGS)
 	$(if $(INFRA),$(MAKE) --no-print-directory test-infra)
 
 # No -race: the tests drive jsii from one goroutine, and the race build of the CDK bindings
