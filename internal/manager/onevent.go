@@ -299,8 +299,17 @@ func target(s fsm.Status, ob Observation) (to fsm.Status, eventType string, ok b
 			// stop_pending → stopped is not in the table: the stop worker
 			// finds the container ended and finishes the request.
 			return s, "", false
-		case fsm.Starting:
-			if ob.Kind == ObservedExited {
+		case fsm.StartPending, fsm.Starting:
+			if ob.Kind == ObservedDestroyed {
+				// The start worker is in charge, as the create worker is
+				// below: it makes a missing object again from the stored
+				// spec. A removal seen now is most often the last run's
+				// (Kubernetes deletes a stopped Pod, and its watch may
+				// deliver that late, after the start was asked); failing
+				// here would fail the start for it.
+				return s, "", false
+			}
+			if s == fsm.Starting {
 				// starting → stopped is not in the table either: the
 				// start worker reports what it finds (started, then
 				// exited), and an exit it misses is the reconciler's

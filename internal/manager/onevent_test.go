@@ -70,7 +70,8 @@ func TestOnEvent(t *testing.T) {
 		{fsm.Creating, gone, manager.AppliedExpected, fsm.Creating, ""},
 		{fsm.Pending, gone, manager.AppliedExpected, fsm.Pending, ""},
 		{fsm.Starting, exit0, manager.AppliedExpected, fsm.Starting, ""},
-		{fsm.Starting, gone, manager.AppliedTransition, fsm.Failed, container.EventFailed},
+		{fsm.Starting, gone, manager.AppliedExpected, fsm.Starting, ""},
+		{fsm.StartPending, gone, manager.AppliedExpected, fsm.StartPending, ""},
 		{fsm.Pending, exit3, manager.AppliedTransition, fsm.Failed, container.EventFailed},
 	}
 	ctx := context.Background()
