@@ -43,7 +43,7 @@ GOTESTFLAGS ?=
 RACE ?= $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && [ "$$($(GO) env CGO_ENABLED)" = 1 ] && echo -race)
 export GORACE ?= atexit_sleep_ms=0
 # go test links every package's test binary again on each run; without DWARF (-w; stack traces keep
-# their files and lines) a link takes a quarter less CPU (cmd/berth's, race: 6.6 → 4.9 CPU-s), and the
+# their files and lines) a link takes a quarter less CPU (cmd/berth's, race: 8.4 → 6.4 CPU-s), and the
 # suite is CPU-bound on 2 cores (docs/performance.md, The test suite). `make test TEST_LDFLAGS=` keeps it.
 TEST_LDFLAGS ?= -ldflags=-w
 # Each package's bound, its builds included (internal/emulate builds the stack's functions before its tests):
