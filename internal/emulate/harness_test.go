@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -314,7 +315,7 @@ func start(t testing.TB, s setup) *stack {
 			t.Errorf("a function of the stack raced:\n%s", report[:min(len(report), 8000)])
 		}
 		if t.Failed() {
-			t.Logf("emulator output (tail):\n%s", tail(st.logs.String(), 12000))
+			t.Logf("emulator output (tail, without the RIE's per-invocation lines and the metrics):\n%s", tail(withoutBookkeeping(st.logs.String()), 16000))
 		}
 	})
 	select {
@@ -358,6 +359,24 @@ func start(t testing.TB, s setup) *stack {
 	})
 	st.putTemplate("busybox", []string{"sh", "-c", "exec sleep 3600"})
 	return st
+}
+
+// bookkeeping are the marks of the emulator output's lines that say
+// nothing a failure is read for: the RIE's per-invocation lines and the
+// functions' metric documents. A failing test's log shows what is left, so
+// that its tail reaches back to the requests and transitions before the
+// failure (a minute of RIE lines was the whole tail of a 12 kB one).
+var bookkeeping = []string{"(rapid) INVOKE ", "] START RequestId: ", "] END RequestId: ", "] REPORT RequestId: ", `{"CloudWatchMetrics":`}
+
+// withoutBookkeeping is out without its bookkeeping lines.
+func withoutBookkeeping(out string) string {
+	var b strings.Builder
+	for line := range strings.Lines(out) {
+		if !slices.ContainsFunc(bookkeeping, func(mark string) bool { return strings.Contains(line, mark) }) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 func tail(s string, n int) string {
