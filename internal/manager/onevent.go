@@ -299,36 +299,30 @@ func target(s fsm.Status, ob Observation) (to fsm.Status, eventType string, ok b
 			// stop_pending → stopped is not in the table: the stop worker
 			// finds the container ended and finishes the request.
 			return s, "", false
-		case fsm.StartPending, fsm.Starting:
-			if ob.Kind == ObservedDestroyed {
-				// The start worker is in charge, as the create worker is
-				// below: it makes a missing object again from the stored
-				// spec. A removal seen now is most often the last run's
-				// (Kubernetes deletes a stopped Pod, and its watch may
-				// deliver that late, after the start was asked); failing
-				// here would fail the start for it.
-				return s, "", false
-			}
-			if s == fsm.Starting {
-				// starting → stopped is not in the table either: the
-				// start worker reports what it finds (started, then
-				// exited), and an exit it misses is the reconciler's
-				// (running with an ended container). A restart of a
-				// container that ends by itself meets this every time.
-				return s, "", false
-			}
+		case fsm.Starting:
+			// starting → stopped is not in the table either: the start
+			// worker reports what it finds (started, then exited), and an
+			// exit it misses is the reconciler's (running with an ended
+			// container). A restart of a container that ends by itself
+			// meets this every time. A removal is the worker's too (below).
+			return s, "", false
 		case fsm.Stopping:
 			// Asked to stop: stopped, whatever the signal's exit code.
 			return fsm.Stopped, container.EventStopped, true
 		case fsm.Stopped, fsm.Failed:
 			return s, "", true // already there: a duplicate
-		case fsm.Pending, fsm.Creating:
+		case fsm.Pending, fsm.Creating, fsm.StartPending:
 			if ob.Kind == ObservedDestroyed {
-				// The create worker is in charge: an engine removes the
-				// container of a create it refused, and the worker records
-				// the engine's reason; a removal from outside is found by
-				// the worker's next step (or the reconciler's stuck check).
-				// Failing here would race the true reason with a false one.
+				// The create or start worker is in charge. An engine
+				// removes the container of a create it refused, and the
+				// worker records the engine's reason; a start makes a
+				// missing object again from the stored spec, and a removal
+				// seen then is most often the last run's (Kubernetes
+				// deletes a stopped Pod, and its watch may deliver that
+				// after the start was asked); a removal from outside is
+				// found by the worker's next step (or the reconciler's
+				// stuck check). Failing here would race the true reason
+				// with a false one.
 				return s, "", false
 			}
 		}
